@@ -1,0 +1,338 @@
+"""Cleaning one abstract: markup removed, identity, method name, first sentence, URLs.
+
+Pure functions. The rules are written down in docs/cleaning.md; the tests in
+tests/test_clean.py pin them on the seed abstracts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# --- LaTeX -----------------------------------------------------------------
+
+#: Macros whose braced argument is the text (formatting only).
+_TEXT_MACROS = frozenset(
+    "emph textbf textit texttt textsc textsf textrm textup textnormal underline text mbox "
+    "mathrm mathbf mathit mathsf mathtt mathcal mathbb mathfrak mathscr boldsymbol bm "
+    "operatorname hat widehat tilde widetilde bar overline vec dot ddot check".split()
+)
+#: Macros that stand for a symbol; the symbol replaces them.
+_SYMBOLS = {
+    "times": "×", "cdot": "·", "div": "÷", "pm": "±", "mp": "∓", "approx": "≈", "sim": "∼",
+    "simeq": "≃", "neq": "≠", "ne": "≠", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ll": "≪",
+    "gg": "≫", "propto": "∝", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
+    "cup": "∪", "cap": "∩", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒",
+    "leftrightarrow": "↔", "mapsto": "↦", "infty": "∞", "partial": "∂", "nabla": "∇",
+    "sum": "∑", "prod": "∏", "int": "∫", "forall": "∀", "exists": "∃", "top": "⊤", "perp": "⊥",
+    "circ": "∘", "star": "⋆", "ast": "∗", "dagger": "†", "ell": "ℓ", "ldots": "…", "cdots": "⋯",
+    "dots": "…", "prime": "′", "degree": "°", "checkmark": "✓", "sqrt": "√", "emptyset": "∅",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
+    "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
+    "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "log": "log", "exp": "exp", "sin": "sin", "cos": "cos", "max": "max", "min": "min",
+    "arg": "arg", "lim": "lim", "det": "det", "Pr": "Pr", "rm": "", "it": "", "bf": "",
+    "left": "", "right": "", "big": "", "Big": "", "displaystyle": "", "quad": " ", "qquad": " ",
+}
+_ESCAPED = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
+            ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "\\": " "}
+
+_URL_MACRO = re.compile(r"\\url\{([^{}]*)\}")
+_HREF_MACRO = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]“”‘’]+", re.IGNORECASE)
+_URL_TRAILING = ".,;:!?)»’”'"
+_PLACEHOLDER = "\x00{}\x00"
+_MATH = re.compile(
+    r"\$\$(?P<d>.+?)\$\$"                       # $$display$$
+    r"|(?<![\\$])\$(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
+    r"|(?<!\\)\$(?P<c>[^\s$\\])\$"              # $k$
+    r"|\\\((?P<p>.+?)\\\)"                       # \( inline \)
+    r"|\\\[(?P<b>.+?)\\\]",                      # \[ display \]
+    re.DOTALL,
+)
+_MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\s*\{([^{}]*)\})?")
+_ESCAPE = re.compile(r"\\([%&_#${},;:! \\])")
+_BRACES = re.compile(r"(?<!\\)[{}]")
+
+# --- Markdown --------------------------------------------------------------
+
+_STRONG = re.compile(r"(?<![\w*])(\*\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_EMPH_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_EMPH_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+_SPACE = re.compile(r"\s+")
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
+_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
+
+# --- Sentences and method names --------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc al vs cf fig figs eq eqs sec ref refs approx resp no dr prof mr ms st".split()
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
+
+_INTRO = re.compile(
+    r"(?:\b(?:[Ww]e|paper|work|study|article|[Hh]ere)\s+(?:[a-z]+ly\s+|then\s+|also\s+|further\s+)?"
+    r"(?:propose|introduce|present|develop|design|devise|formulate|build|construct|contribute|offer)s?\b"
+    r"|\b(?:by|then)\s+(?:proposing|introducing|presenting|developing|designing))"
+)
+_NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
+_TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
+_ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
+_LEAD_SKIP = frozenset("a an the our two three new novel simple".split())
+_CONNECTORS = frozenset("with for of and on in the to from via".split())
+_STOP = frozenset(
+    "that which who whose where when whereby to for of by using via from across on in with "
+    "under into based while and or as at is are was were be can".split()
+)
+_GENERIC_NAMES = frozenset(
+    "a an the novel new we this our it its these method approach framework model llm llms "
+    "in to for".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CleanAbstract:
+    """The cleaned form of one entry.
+
+    Attributes:
+        abstract: text without Markdown/LaTeX markup, NFKC, whitespace collapsed.
+        paper_id: 16 lowercase hex digits, sha256 of :func:`normalise_for_id` of ``abstract``.
+        method_name: the name the abstract introduces, or None.
+        first_sentence: the first sentence of ``abstract``.
+        code_urls: http(s) URLs in the entry, in order of appearance, without duplicates.
+        word_count: whitespace-separated words; each CJK character counts as one word.
+    """
+
+    abstract: str
+    paper_id: str
+    method_name: str | None
+    first_sentence: str
+    code_urls: tuple[str, ...]
+    word_count: int
+
+
+def _strip_url(url: str) -> str:
+    while url and url[-1] in _URL_TRAILING:
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
+
+
+def extract_urls(raw: str) -> tuple[str, ...]:
+    """http(s) URLs in raw entry text (``\\url{}``, ``\\href{}``, Markdown links, bare)."""
+    seen: dict[str, None] = {}
+    for match in _URL.finditer(raw):
+        url = _strip_url(match.group(0))
+        if len(url) > len("https://"):
+            seen.setdefault(url, None)
+    return tuple(seen)
+
+
+def _math_to_text(math: str) -> str:
+    math = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], math.replace("\\\\%", "%"))
+    math = _macros_to_text(math, keep_unknown=True)
+    return _BRACES.sub("", math).strip()
+
+
+def _macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, arg = match.group(1), match.group(2)
+        if name in _TEXT_MACROS:
+            return arg if arg is not None else ""
+        if name in _SYMBOLS:
+            symbol = _SYMBOLS[name]
+            return symbol + (arg if arg else "")
+        # Unknown macro (e.g. \hsco{}, \method{}): keep its name, or its argument when it has one.
+        if names is not None:
+            names.add(name)
+        if arg:
+            return arg
+        return name if keep_unknown else ""
+
+    previous = None
+    while previous != text:  # nested \textbf{\emph{x}}
+        previous = text
+        text = _MACRO.sub(replace, text)
+    return text
+
+
+def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
+    """Remove Markdown emphasis and LaTeX markup from one entry, keeping its words.
+
+    ``\\emph{x}``, ``\\textbf{x}``, ``**x**``, ``*x*`` → x; ``$1.38\\times$`` → 1.38×;
+    ``\\url{u}`` → u; ``\\href{u}{t}`` → t; unknown macros keep their name
+    (``\\hsco{}`` → hsco) and are added to ``macro_names`` when given. URLs are
+    protected from emphasis rules. The result is NFKC-normalised with whitespace
+    collapsed to single spaces.
+    """
+    text = _HREF_MACRO.sub(lambda m: m.group(2), raw)
+    text = _URL_MACRO.sub(lambda m: m.group(1), text)
+    text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
+    urls: list[str] = []
+
+    def protect(match: re.Match[str]) -> str:
+        url = _strip_url(match.group(0))
+        urls.append(url)
+        return _PLACEHOLDER.format(len(urls) - 1) + match.group(0)[len(url):]
+
+    text = _URL.sub(protect, text)
+    text = _MATH.sub(lambda m: _math_to_text(next(g for g in m.groups() if g is not None)), text)
+    text = text.replace("\\\\%", "%")
+    text = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], text)
+    text = _macros_to_text(text, keep_unknown=True, names=macro_names)
+    text = _BRACES.sub("", text)
+    for pattern in (_STRONG, _EMPH_STAR, _EMPH_UNDERSCORE):
+        previous = None
+        while previous != text:
+            previous = text
+            text = pattern.sub(lambda m: m.group(m.lastindex or 1), text)
+    text = _CODE.sub(lambda m: m.group(1), text)
+    text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
+    text = unicodedata.normalize("NFKC", text)
+    text = _SPACE.sub(" ", text).strip()
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    return _SPACE_AFTER_OPEN.sub(r"\1", text)
+
+
+def normalise_for_id(abstract: str) -> str:
+    """The identity form of a clean abstract: NFKC, case-folded, whitespace collapsed."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", abstract).casefold()).strip()
+
+
+def paper_id_of(abstract: str) -> str:
+    """16 hex digits (64 bits) of sha256(UTF-8 of :func:`normalise_for_id`).
+
+    64 bits keep the expected number of collisions below 1e-6 up to ~6 million papers
+    (birthday bound n²/2⁶⁵).
+    """
+    return hashlib.sha256(normalise_for_id(abstract).encode("utf-8")).hexdigest()[:16]
+
+
+def count_words(text: str) -> int:
+    """Whitespace-separated words, each CJK character counting as one word."""
+    return len(_WORD.findall(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split clean text into sentences at . ! ? (and 。！？) followed by a capital or digit.
+
+    Abbreviations (e.g., i.e., et al., Fig.) do not end a sentence.
+    """
+    sentences: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start : match.start()]
+        last_word = before.rsplit(" ", 1)[-1].rstrip(".!?").lower()
+        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+            continue
+        sentences.append(before.strip())
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _is_name_token(token: str, macro_names: set[str]) -> bool:
+    bare = token.strip("*\"'“”‘’")
+    if not bare:
+        return False
+    if bare in macro_names:
+        return True
+    return bare[0].isupper() or (bare[0].isdigit() and any(c.isupper() for c in bare))
+
+
+def _name_after(tail: str, macro_names: set[str]) -> str | None:
+    """The method name at the start of ``tail`` (the words after an intro verb), or None."""
+    run: list[str] = []
+    descriptive = False  # a lowercase word was read: only a parenthesised acronym can follow
+    tokens = list(_TOKEN.finditer(tail))
+    for index, token in enumerate(tokens[:40]):
+        paren, punct, word = token.group("paren"), token.group("punct"), token.group("word")
+        if paren is not None:
+            content = paren.strip().strip("*")
+            if _ACRONYM.match(content) and content.lower() not in _GENERIC_NAMES:
+                return content
+            if run:
+                break
+            continue
+        if punct is not None:
+            break
+        assert word is not None
+        if _is_name_token(word, macro_names):
+            if descriptive:
+                continue
+            run.append(word)
+            if len(run) > 8:
+                break
+            continue
+        lower = word.lower()
+        if run:
+            following = tokens[index + 1].group("word") if index + 1 < len(tokens) else None
+            if lower in _CONNECTORS and following and _is_name_token(following, macro_names):
+                run.append(word)
+                continue
+            break
+        if lower in _STOP:
+            return None
+        descriptive = True
+    name = " ".join(run).strip("*\"'“”‘’. ")
+    if not name or name.lower() in _GENERIC_NAMES or len(name) < 2:
+        return None
+    return name
+
+
+def find_method_name(abstract: str, macro_names: set[str] | None = None) -> str | None:
+    """The name an abstract introduces for its method, or None.
+
+    Looks, sentence by sentence, for an introducing phrase ("we propose",
+    "we introduce", "this paper presents", "by introducing") and reads the name
+    after it: a naming word ("called Ha-FCL", "termed GEAM") wins; else a
+    parenthesised acronym ("Heterogeneous Judge-Aware (HJA) ranking" → HJA); else
+    the run of capitalised words right after the verb, skipping an article
+    ("we introduce Graph Cascades," → Graph Cascades). ``macro_names`` (from
+    :func:`strip_markup`) lets a lowercase unknown macro such as ``\\hsco{}`` count
+    as a name. Generic words ("a", "novel", "framework") are never returned.
+    """
+    names = macro_names or set()
+    for sentence in split_sentences(abstract):
+        for intro in _INTRO.finditer(sentence):
+            tail = sentence[intro.end() :]
+            naming = _NAMING.search(tail[:300])
+            if naming:
+                named = _name_after(tail[naming.end() :], names)
+                if named:
+                    return named
+            words = tail.split()
+            while words and words[0].lower() in _LEAD_SKIP:
+                words = words[1:]
+            name = _name_after(" ".join(words), names)
+            if name:
+                return name
+    return None
+
+
+def clean_abstract(raw: str) -> CleanAbstract:
+    """Clean one raw entry (as parsed, hard wraps joined) into a :class:`CleanAbstract`."""
+    macro_names: set[str] = set()
+    abstract = strip_markup(raw, macro_names)
+    sentences = split_sentences(abstract)
+    return CleanAbstract(
+        abstract=abstract,
+        paper_id=paper_id_of(abstract),
+        method_name=find_method_name(abstract, macro_names),
+        first_sentence=sentences[0] if sentences else abstract,
+        code_urls=extract_urls(raw),
+        word_count=count_words(abstract),
+    )

@@ -1,0 +1,163 @@
+"""DuckDB access: connections that respect the file lock, and the schema from ``sql/``.
+
+Layout of ``sql/`` (each file named exactly like the object it defines):
+
+- ``sql/tables/<table>.sql``: ``create table if not exists`` (and its sequence);
+- ``sql/migrations/NNNN_<name>.sql``: applied once each, in order, recorded in
+  ``schema_migrations``, so an older database upgrades in place;
+- ``sql/views/<view>.sql``: ``create or replace view``, re-applied every time;
+- ``sql/queries/<name>.sql``: read-only queries the code runs, with ``$name``
+  parameters.
+
+DuckDB allows one read-write process per file, and any other process holding the
+file (even read-only) blocks a writer. A writer therefore opens the file briefly
+and, when it is locked, retries with exponential backoff up to
+``Settings.lock_timeout_s`` before raising :class:`DatabaseLockedError`, whose
+message says which process holds the lock.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from paperwatch.resources import resource_dir
+
+#: Storage format the database is created with, so that the ``duckdb`` CLI on
+#: PyPI (1.5.x, which reads storage versions 64-68) can open it.
+STORAGE_COMPATIBILITY = "v1.5.0"
+
+
+class DatabaseLockedError(RuntimeError):
+    """The DuckDB file stayed locked by another process for the whole lock timeout."""
+
+
+@cache
+def read_sql(kind: str, name: str) -> str:
+    """Return the text of ``sql/<kind>/<name>.sql``.
+
+    Raises:
+        FileNotFoundError: no such file.
+    """
+    return (resource_dir("sql") / kind / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def _sql_files(kind: str) -> list[Path]:
+    return sorted((resource_dir("sql") / kind).glob("*.sql"))
+
+
+def _holder(message: str) -> str:
+    match = re.search(r"Conflicting lock is held in (.+?)(?: \(PID (\d+)\))?(?:\.|$| by)", message)
+    if not match:
+        return "another process"
+    program, pid = match.group(1).strip(), match.group(2)
+    return f"{program} (PID {pid})" if pid else program
+
+
+def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
+    config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+    deadline = time.monotonic() + timeout_s
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            message = str(exc)
+            if "lock" not in message.lower():
+                raise
+            if time.monotonic() >= deadline:
+                raise DatabaseLockedError(
+                    f"{path} is locked by {_holder(message)}; waited {timeout_s:.0f} s. "
+                    "Close that program (a DuckDB CLI or notebook holding the file), or query "
+                    "the database read-only through a copy while paperwatch writes."
+                ) from exc
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 2.0)
+
+
+@contextmanager
+def writer(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the database for writing, create/upgrade its schema, close it on exit.
+
+    Args:
+        path: the DuckDB file; its folder is created when missing.
+        timeout_s: seconds to wait for another process's lock (backoff 50 ms doubling to 2 s).
+
+    Raises:
+        DatabaseLockedError: the file stayed locked for ``timeout_s``.
+        duckdb.Error: the schema could not be applied.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = _connect_with_retry(path, read_only=False, timeout_s=timeout_s)
+    try:
+        apply_schema(con)
+        yield con
+        con.execute("checkpoint")
+    finally:
+        con.close()
+
+
+@contextmanager
+def reader(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open an existing database read-only (waits for a writer's lock like :func:`writer`).
+
+    Raises:
+        FileNotFoundError: the database does not exist yet (nothing was ingested).
+        DatabaseLockedError: the file stayed locked for ``timeout_s``.
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist yet: run `paperwatch ingest` first")
+    con = _connect_with_retry(path, read_only=True, timeout_s=timeout_s)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables, apply pending migrations, and (re)create views. Idempotent."""
+    for file in _sql_files("tables"):
+        con.execute(file.read_text(encoding="utf-8"))
+    applied = {row[0] for row in con.execute("select version from schema_migrations").fetchall()}
+    for file in _sql_files("migrations"):
+        version = int(file.name.split("_", 1)[0])
+        if version in applied:
+            continue
+        con.execute("begin")
+        con.execute(file.read_text(encoding="utf-8"))
+        con.execute(
+            "insert into schema_migrations (version, name) values (?, ?)", [version, file.stem]
+        )
+        con.execute("commit")
+    _create_views(con)
+
+
+def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+    # Views may select from other views: create in passes until no progress.
+    pending = _sql_files("views")
+    while pending:
+        failed: list[Path] = []
+        errors: list[str] = []
+        for file in pending:
+            try:
+                con.execute(file.read_text(encoding="utf-8"))
+            except duckdb.CatalogException as exc:
+                failed.append(file)
+                errors.append(f"{file.name}: {exc}")
+        if len(failed) == len(pending):
+            raise duckdb.CatalogException("cannot create views: " + "; ".join(errors))
+        pending = failed
+
+
+def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
+    """Run ``sql/queries/<name>.sql`` with named ``$params`` and return rows as dicts."""
+    cursor = con.execute(read_sql("queries", name), params or None)
+    columns = [d[0] for d in cursor.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

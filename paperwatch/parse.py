@@ -1,0 +1,154 @@
+"""Parsing listing files into a header and entries. Pure functions, no I/O.
+
+A listing file (see docs/input-format.md) is UTF-8 text: an optional header line
+such as ``NeurIPS 2026 论文列表`` or ``ICLR 2025 accepted papers``, then one
+abstract per paragraph, paragraphs separated by blank lines. Parsing tolerates a
+UTF-8 byte-order mark, CRLF/CR line endings, trailing spaces, several blank or
+whitespace-only lines between entries, and hard-wrapped paragraphs (their lines
+are joined with one space).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_BOM = "\ufeff"
+#: The header: a short first line holding a venue and a four-digit year, and
+#: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
+_HEADER = re.compile(
+    r"^(?P<venue>[^\s\d][^\n]{0,60}?)\s*(?:'|’)?(?P<year>(?:19|20)\d{2})\b\s*(?P<label>[^\n]*)$"
+)
+_HEADER_MAX_CHARS = 100
+_HEADER_MAX_WORDS = 12
+_VENUE_WORDS = re.compile(r"^[A-Z][\w&.\-]*(?: [A-Z][\w&.\-]*){0,3}$")
+_NAME = re.compile(r"^(?P<seq>\d{1,9})_(?P<token>[0-9a-fA-F]{16})\.txt$")
+
+
+class ListingDecodeError(ValueError):
+    """The file is not valid UTF-8. Carries the byte offset and 1-based line of the fault."""
+
+    def __init__(self, path: str, offset: int, line: int, detail: str) -> None:
+        self.path, self.offset, self.line, self.detail = path, offset, line, detail
+        super().__init__(f"{path}: not valid UTF-8 at byte {offset} (line {line}): {detail}")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The header line of a listing: venue (``NeurIPS``), year (2026), label (``论文列表``)."""
+
+    text: str
+    venue: str
+    year: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One abstract as written: 1-based ``position`` among entries, 1-based first ``line``."""
+
+    position: int
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A parsed listing file: its header (or None) and its entries, in file order."""
+
+    header: Header | None
+    entries: list[Entry] = field(default_factory=list)
+    line_count: int = 0
+
+
+def sequence_number(name: str) -> int | None:
+    """The ``NNN`` of a file named ``NNN_<16 hex>.txt``, or None for other names."""
+    match = _NAME.match(name)
+    return int(match.group("seq")) if match else None
+
+
+def decode_listing(data: bytes, path: str = "<bytes>") -> str:
+    """Decode a listing's bytes as strict UTF-8, dropping a leading byte-order mark.
+
+    Raises:
+        ListingDecodeError: the bytes are not UTF-8 (offset and line of the first bad byte).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ListingDecodeError(path, exc.start, line, exc.reason) from None
+    return text[1:] if text.startswith(_BOM) else text
+
+
+def parse_header(line: str) -> Header | None:
+    """Recognise a header line (venue, year, label), or return None for an abstract.
+
+    A header is short (at most 100 characters and 12 words), does not end with a
+    sentence full stop, and holds a year 1900-2099 after the venue.
+    """
+    text = line.strip()
+    if not text or len(text) > _HEADER_MAX_CHARS or len(text.split()) > _HEADER_MAX_WORDS:
+        return None
+    if text.endswith((".", "。")) and not text.endswith("..."):
+        return None
+    match = _HEADER.match(text)
+    if not match:
+        return None
+    venue = match.group("venue").strip(" -–—:,'’")
+    if not venue:
+        return None
+    return Header(text=text, venue=venue, year=int(match.group("year")), label=match.group("label").strip())
+
+
+def parse_listing(text: str) -> Listing:
+    """Split decoded listing text into a header and entries.
+
+    Args:
+        text: the whole file as ``str`` (see :func:`decode_listing`).
+
+    Returns:
+        A :class:`Listing`. The header is taken from the first paragraph when that
+        paragraph is a single line that :func:`parse_header` recognises; otherwise
+        the first paragraph is an entry. Entries are numbered from 1; ``line`` is
+        the 1-based line of the entry's first line (after CRLF/CR are normalised
+        to LF). An empty file gives no header and no entries.
+    """
+    if text.startswith(_BOM):
+        text = text[1:]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    paragraphs: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    start = 0
+    for number, raw in enumerate(lines, start=1):
+        stripped = raw.strip()
+        if stripped:
+            if not current:
+                start = number
+            current.append(stripped)
+        elif current:
+            paragraphs.append((start, current))
+            current = []
+    if current:
+        paragraphs.append((start, current))
+
+    header: Header | None = None
+    if paragraphs and len(paragraphs[0][1]) == 1:
+        header = parse_header(paragraphs[0][1][0])
+        if header is not None:
+            paragraphs = paragraphs[1:]
+    elif paragraphs and len(paragraphs[0][1]) > 1:
+        # A header directly followed by an abstract without a blank line between.
+        # Stricter: the venue must be capitalised words ("ICML", "ACL Findings").
+        candidate = parse_header(paragraphs[0][1][0])
+        if candidate is not None and _VENUE_WORDS.match(candidate.venue):
+            header = candidate
+            first_start, first_lines = paragraphs[0]
+            paragraphs[0] = (first_start + 1, first_lines[1:])
+
+    entries = [
+        Entry(position=i, line=start, text=" ".join(chunk))
+        for i, (start, chunk) in enumerate(paragraphs, start=1)
+    ]
+    line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
+    return Listing(header=header, entries=entries, line_count=line_count)

@@ -1,0 +1,155 @@
+"""The one settings object of paperwatch.
+
+Values come, highest priority first, from: explicit keyword arguments (CLI
+options), environment variables prefixed ``PAPERWATCH_`` (nested fields use
+``__``, e.g. ``PAPERWATCH_SMTP__HOST``), a ``.env`` file, a TOML file
+(``paperwatch.toml`` in the working directory, or the path in
+``PAPERWATCH_CONFIG``), and the defaults below. ``paperwatch.example.toml`` in
+the repository lists every field.
+
+Secrets (the SMTP password) are never read from the TOML file: they come from
+the environment or from a Prefect Secret block named in ``smtp.password_block``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class DedupSettings(BaseModel):
+    """Near-duplicate detection (MinHash LSH over shingles)."""
+
+    threshold: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="Jaccard similarity at or above which two papers are near-duplicates."
+    )
+    num_perm: int = Field(default=128, ge=16, le=1024, description="MinHash permutations.")
+    word_shingle: int = Field(default=3, ge=1, le=10, description="Words per shingle (spaced text).")
+    char_shingle: int = Field(default=3, ge=1, le=10, description="Characters per shingle (text without spaces).")
+
+
+class TrendingSettings(BaseModel):
+    """Trending terms (log-odds ratio with an informative Dirichlet prior)."""
+
+    baseline_weeks: int = Field(default=4, ge=1, le=104, description="Earlier ISO weeks forming the baseline.")
+    min_support: int = Field(default=3, ge=1, description="Papers a term needs this week to be scored.")
+    top_n: int = Field(default=15, ge=1, le=200, description="Rising and falling terms shown in the report.")
+
+
+class SmtpSettings(BaseModel):
+    """Where and how the weekly report is sent."""
+
+    host: str = "localhost"
+    port: int = Field(default=587, ge=1, le=65535)
+    security: Literal["starttls", "ssl", "none"] = "starttls"
+    username: str | None = None
+    password: SecretStr | None = Field(
+        default=None, description="Only from the environment (PAPERWATCH_SMTP__PASSWORD), never a file."
+    )
+    password_block: str | None = Field(
+        default=None, description="Name of a Prefect Secret block holding the password."
+    )
+    sender: str = "paperwatch@localhost"
+    recipients: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+class ScheduleSettings(BaseModel):
+    """Deployment schedules."""
+
+    report_cron: str = Field(default="0 8 * * 1", description="Weekly report cron, in `timezone`.")
+    ingest_interval_minutes: int = Field(default=15, ge=1, description="Safety-net ingestion interval.")
+    watch_quiet_period_s: float = Field(
+        default=2.0, ge=0, description="A file must keep its size and mtime this long before it is read."
+    )
+
+
+class Settings(BaseSettings):
+    """All of paperwatch's configuration. Build it once per process with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERWATCH_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    watch_dir: Path = Field(default=Path("seeds"), description="Folder of listing files (*.txt).")
+    database: Path = Field(default=Path("data/paperwatch.duckdb"), description="The DuckDB file.")
+    report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")
+    timezone: str = Field(default="UTC", description="IANA time zone that defines ISO weeks.")
+    lock_timeout_s: float = Field(
+        default=60.0, ge=0, description="How long a writer waits for a DuckDB file lock before failing."
+    )
+    max_file_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1, description="Listing files larger than this are quarantined unread."
+    )
+
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    trending: TrendingSettings = Field(default_factory=TrendingSettings)
+    smtp: SmtpSettings = Field(default_factory=SmtpSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r}") from exc
+        return value
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The configured time zone as a :class:`zoneinfo.ZoneInfo`."""
+        return ZoneInfo(self.timezone)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get("PAPERWATCH_CONFIG", "paperwatch.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, dotenv_settings]
+        if toml_path.is_file():
+            sources.append(_TomlWithoutSecrets(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+
+class _TomlWithoutSecrets(TomlConfigSettingsSource):
+    """TOML source that refuses a password: secrets never live in a config file."""
+
+    def __call__(self) -> dict[str, object]:
+        data = super().__call__()
+        smtp = data.get("smtp")
+        if isinstance(smtp, dict) and "password" in smtp:
+            raise ValueError(
+                f"{self.toml_file_path}: smtp.password must not be stored in a file; "
+                "set PAPERWATCH_SMTP__PASSWORD or smtp.password_block (a Prefect Secret block)"
+            )
+        return data
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings once: overrides (e.g. CLI options) > env > .env > TOML > defaults.
+
+    Overrides whose value is ``None`` are ignored, so CLI options left unset fall through.
+
+    Raises:
+        pydantic.ValidationError: a value is of the wrong type or out of range.
+    """
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]

@@ -1,0 +1,11 @@
+-- One row per loaded entry of a listing file. Exact duplicates are papers with
+-- more than one occurrence.
+create table if not exists paper_occurrences (
+    file_id integer not null,
+    position integer not null,             -- 1-based index of the entry in its file
+    line integer not null,                 -- 1-based line where the entry starts
+    paper_id varchar not null,
+    raw_text varchar not null,             -- the entry as written (hard wraps joined with a space)
+    run_id varchar not null,
+    primary key (file_id, position)
+);

@@ -1,0 +1,17 @@
+-- One row per distinct abstract. paper_id is the first 16 hex digits of the
+-- sha256 of the normalised text (markup removed, NFKC, case-folded, spaces collapsed).
+create table if not exists papers (
+    paper_id varchar primary key,
+    abstract varchar not null,             -- clean text: markup removed, NFKC, spaces collapsed
+    abstract_raw varchar not null,         -- as first seen (hard wraps joined)
+    method_name varchar,                   -- the name the abstract introduces, or null
+    first_sentence varchar not null,
+    word_count integer not null,
+    code_urls varchar[] not null,
+    venue varchar,
+    year integer,
+    first_file_id integer not null,
+    first_position integer not null,
+    first_seen timestamptz not null,       -- the run's clock when first loaded
+    first_seen_week varchar not null       -- ISO week of first_seen in the configured time zone
+);
