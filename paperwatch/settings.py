@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     lock_timeout_s: float = Field(
         default=60.0, ge=0, description="How long a writer waits for a DuckDB file lock before failing."
     )
+    batch_files: int = Field(
+        default=100, ge=1, description="Files read, validated and loaded together (bounds memory)."
+    )
     max_file_bytes: int = Field(
         default=64 * 1024 * 1024, ge=1, description="Listing files larger than this are quarantined unread."
     )

@@ -20,6 +20,7 @@ create table if not exists listing_files (
     supersedes integer,                    -- file_id of the previous version at the same path
     reason varchar,                        -- why quarantined, or what it duplicates
     first_seen timestamptz not null,       -- the run's clock when first seen
+    first_seen_week varchar not null,      -- ISO week of first_seen in the configured time zone
     loaded_at timestamptz,
     run_id varchar not null,
     unique (path, sha256)

@@ -11,7 +11,8 @@ create table if not exists quarantine (
     raw_bytes blob,                        -- a whole file's bytes when it is not text
     reasons varchar[] not null,            -- plain-language reasons, one per failed check
     expectations varchar[] not null,       -- the failed expectations (suite.expectation)
-    quarantined_at timestamptz not null,
+    quarantined_at timestamptz not null,   -- the run's clock
+    week varchar not null,                 -- ISO week of quarantined_at in the configured time zone
     run_id varchar not null,
     released_at timestamptz,
     released_by varchar,

@@ -1,0 +1,75 @@
+"""The ``weekly-report`` flow: render the report of an ISO week into the report folder.
+
+Tasks wire :mod:`paperwatch.report`; the rendering itself is a pure function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from paperwatch import db
+from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
+from paperwatch.report import RenderedReport, collect_report, record_rendered, render_report, write_report
+from paperwatch.settings import Settings, load_settings
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOutcome:
+    """Where the week's report went."""
+
+    week: str
+    html_path: Path
+    text_path: Path
+    new_papers: int
+    exact_duplicates: int
+
+
+@task(name="render-report", cache_policy=NO_CACHE)
+def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str, int]]:
+    """Collect the week's data and render it (read-only on the database)."""
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        data = collect_report(con, week, settings.timezone)
+    figures = {k: int(data.figures[k]) for k in ("new_papers", "exact_duplicates")}
+    return render_report(data), figures
+
+
+@task(name="write-report", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def write_week(settings: Settings, report: RenderedReport) -> tuple[Path, Path]:
+    """Write the report files and record them in ``reports``."""
+    html_path, text_path = write_report(report, settings.report_dir)
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        record_rendered(con, report, html_path, now_utc())
+    return html_path, text_path
+
+
+@flow(name="weekly-report", log_prints=True)
+def weekly_report(
+    week: str | None = None,
+    as_of: str | None = None,
+    database: str | None = None,
+    report_dir: str | None = None,
+    last_completed_week: bool = True,
+) -> ReportOutcome:
+    """Render the report of ``week`` to ``<report_dir>/<week>.html`` and ``.txt``.
+
+    Args:
+        week: ISO week ``YYYY-Www``; default from ``as_of``.
+        as_of: ISO 8601 date-time used as "now" (default: the current time).
+        database: the DuckDB file (default: setting ``database``).
+        report_dir: where to write (default: setting ``report_dir``).
+        last_completed_week: with no ``week``, report the week that ended before
+            ``as_of`` (what a Monday-morning schedule wants); when false, the week
+            containing ``as_of``.
+    """
+    settings = load_settings(database=database, report_dir=report_dir)
+    moment = parse_as_of(as_of, settings.tz)
+    if week is None:
+        week = previous_week(moment, settings.tz) if last_completed_week else iso_week(moment, settings.tz)
+    report, figures = render_week(settings, week)
+    html_path, text_path = write_week(settings, report)
+    get_run_logger().info("report of %s written to %s", week, html_path)
+    return ReportOutcome(week, html_path, text_path, figures["new_papers"], figures["exact_duplicates"])

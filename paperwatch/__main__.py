@@ -1,0 +1,3 @@
+from paperwatch.cli import main
+
+main()

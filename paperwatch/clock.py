@@ -1,0 +1,96 @@
+"""Time: the run's clock ("as of"), ISO weeks in the configured time zone.
+
+A week is an ISO 8601 week (Monday to Sunday) written ``YYYY-Www`` (``2026-W48``),
+determined in the configured IANA time zone. Stored timestamps are UTC
+``timestamptz``; backfills and tests set the clock with ``--as-of`` instead of
+sleeping.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, tzinfo
+
+_WEEK = re.compile(r"^(?P<year>\d{4})-W(?P<week>\d{2})$")
+
+
+def now_utc() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+def parse_as_of(value: str | None, tz: tzinfo) -> datetime:
+    """Parse an ISO 8601 date or date-time into an aware UTC datetime.
+
+    ``None`` gives the current time. A value without an offset (``2026-11-23`` or
+    ``2026-11-23T09:00``) is read in ``tz``; a date alone means its midnight.
+
+    Raises:
+        ValueError: the value is not ISO 8601.
+    """
+    if value is None:
+        return now_utc()
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--as-of {value!r} is not an ISO 8601 date or date-time (e.g. 2026-11-23T09:00)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=tz)
+    return parsed.astimezone(UTC)
+
+
+def iso_week(moment: datetime, tz: tzinfo) -> str:
+    """The ISO week (``YYYY-Www``) of an aware datetime, as seen in ``tz``.
+
+    Raises:
+        ValueError: ``moment`` is naive.
+    """
+    if moment.tzinfo is None:
+        raise ValueError("iso_week needs an aware datetime")
+    year, week, _ = moment.astimezone(tz).isocalendar()
+    return f"{year:04d}-W{week:02d}"
+
+
+def parse_week(week: str) -> tuple[int, int]:
+    """Split ``YYYY-Www`` into (ISO year, ISO week), checking the week exists.
+
+    Raises:
+        ValueError: not of that form, or week 53 in a year that has 52.
+    """
+    match = _WEEK.match(week.strip())
+    if not match:
+        raise ValueError(f"week {week!r} is not an ISO week like 2026-W48")
+    year, number = int(match.group("year")), int(match.group("week"))
+    try:
+        date.fromisocalendar(year, number, 1)
+    except ValueError:
+        raise ValueError(f"week {week!r} does not exist (ISO year {year} has no week {number})") from None
+    return year, number
+
+
+def week_start(week: str, tz: tzinfo) -> datetime:
+    """Monday 00:00 of ``week`` in ``tz``, as an aware UTC datetime."""
+    year, number = parse_week(week)
+    monday = date.fromisocalendar(year, number, 1)
+    return datetime(monday.year, monday.month, monday.day, tzinfo=tz).astimezone(UTC)
+
+
+def week_days(week: str) -> tuple[date, date]:
+    """The Monday and Sunday of ``week``."""
+    year, number = parse_week(week)
+    return date.fromisocalendar(year, number, 1), date.fromisocalendar(year, number, 7)
+
+
+def shift_week(week: str, weeks: int) -> str:
+    """The ISO week ``weeks`` before (negative) or after (positive) ``week``."""
+    year, number = parse_week(week)
+    monday = date.fromisocalendar(year, number, 1) + timedelta(weeks=weeks)
+    iso_year, iso_number, _ = monday.isocalendar()
+    return f"{iso_year:04d}-W{iso_number:02d}"
+
+
+def previous_week(moment: datetime, tz: tzinfo) -> str:
+    """The ISO week that ended before the week of ``moment`` (what a Monday report covers)."""
+    return shift_week(iso_week(moment, tz), -1)

@@ -1,0 +1,377 @@
+"""Loading prepared listing files into DuckDB: one transaction per file.
+
+Every input byte ends up loaded or quarantined with a reason:
+
+- a file whose (path, sha256) is already recorded is unchanged (its stat is refreshed);
+- a file whose bytes equal a recorded file at another path is a ``duplicate``
+  row pointing at the original, and adds no occurrences;
+- a file that cannot be read as a listing (not UTF-8, NUL bytes, too large) is
+  ``quarantined`` whole, its bytes kept in ``quarantine.raw_bytes``;
+- otherwise the file is ``loaded``: entries that fail a critical expectation go
+  to ``quarantine`` with their raw text and reasons, the others become
+  ``paper_occurrences`` (and ``papers`` rows for abstracts not seen before).
+
+A failure part-way through a file rolls its transaction back: no half-loaded file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import duckdb
+import polars as pl
+
+from paperwatch.ingest import PreparedFile
+from paperwatch.validate import SuiteResult
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """The ingestion run: id, its clock (aware UTC) and that clock's ISO week."""
+
+    run_id: str
+    as_of: datetime
+    week: str
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What loading one file did. ``status``: loaded | quarantined | duplicate | unchanged."""
+
+    rel: str
+    status: str
+    file_id: int | None = None
+    entries: int = 0
+    entries_loaded: int = 0
+    entries_quarantined: int = 0
+    new_papers: int = 0
+    exact_duplicates: int = 0
+    reason: str | None = None
+    new_paper_ids: list[str] = field(default_factory=list)
+
+
+def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of every recorded file, for the stat-first scan."""
+    rows = con.execute("select path, size_bytes, mtime_ns from listing_files").fetchall()
+    return {(str(p), int(s), int(m)) for p, s, m in rows}
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    if frame.height == 0:
+        return
+    con.register("_frame", frame.to_arrow())
+    try:
+        columns = ", ".join(frame.columns)
+        con.execute(f"insert into {table} ({columns}) select {columns} from _frame")
+    finally:
+        con.unregister("_frame")
+
+
+def _insert_file_row(con: duckdb.DuckDBPyConnection, values: dict[str, object]) -> int:
+    columns = ", ".join(values)
+    placeholders = ", ".join("?" for _ in values)
+    row = con.execute(
+        f"insert into listing_files ({columns}) values ({placeholders}) returning file_id",
+        list(values.values()),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _validation_rows(
+    con: duckdb.DuckDBPyConnection, result: SuiteResult, file_id: int | None, run: RunContext
+) -> None:
+    frame = pl.DataFrame(
+        {
+            "run_id": [run.run_id] * len(result.results),
+            "file_id": [file_id] * len(result.results),
+            "suite": [r.suite for r in result.results],
+            "expectation": [r.expectation for r in result.results],
+            "severity": [r.severity for r in result.results],
+            "outcome": [r.outcome for r in result.results],
+            "success": [r.outcome == "passed" for r in result.results],
+            "element_count": [r.element_count for r in result.results],
+            "unexpected_count": [r.unexpected_count for r in result.results],
+            "unexpected_examples": [list(r.unexpected_examples) for r in result.results],
+            "details": [r.details or None for r in result.results],
+            "validated_at": [run.as_of] * len(result.results),
+        },
+        schema_overrides={"file_id": pl.Int32, "unexpected_examples": pl.List(pl.String)},
+    )
+    _insert_frame(con, "validation_results", frame)
+
+
+def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
+    header = prepared.header
+    return {
+        "sha256": prepared.sha256,
+        "path": prepared.stat.rel,
+        "name": prepared.stat.name,
+        "sequence_number": prepared.sequence_number,
+        "size_bytes": prepared.stat.size,
+        "mtime_ns": prepared.stat.mtime_ns,
+        "venue": header.venue if header else None,
+        "year": header.year if header else None,
+        "header": header.text if header else None,
+        "first_seen": run.as_of,
+        "first_seen_week": run.week,
+        "run_id": run.run_id,
+    }
+
+
+def load_file(
+    con: duckdb.DuckDBPyConnection,
+    prepared: PreparedFile,
+    entries: pl.DataFrame,
+    validation: SuiteResult,
+    run: RunContext,
+) -> FileOutcome:
+    """Load one prepared file in one transaction.
+
+    Args:
+        con: a read-write connection with the schema applied.
+        prepared: the file (from :func:`paperwatch.ingest.prepare_file`).
+        entries: this file's rows of :func:`paperwatch.ingest.entries_frame`, in position order.
+        validation: the ``papers`` suite result restricted to these rows.
+        run: the run's id and clock.
+
+    Returns:
+        A :class:`FileOutcome` with the counts.
+
+    Raises:
+        duckdb.Error: the load failed; the transaction was rolled back.
+    """
+    con.execute("begin transaction")
+    try:
+        outcome = _load_file(con, prepared, entries, validation, run)
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    return outcome
+
+
+def _load_file(
+    con: duckdb.DuckDBPyConnection,
+    prepared: PreparedFile,
+    entries: pl.DataFrame,
+    validation: SuiteResult,
+    run: RunContext,
+) -> FileOutcome:
+    rel = prepared.stat.rel
+    same = con.execute(
+        "select file_id from listing_files where path = ? and sha256 = ?", [rel, prepared.sha256]
+    ).fetchone()
+    if same is not None:
+        con.execute(
+            "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
+            [prepared.stat.size, prepared.stat.mtime_ns, same[0]],
+        )
+        return FileOutcome(rel=rel, status="unchanged", file_id=int(same[0]))
+
+    row = _base_row(prepared, run)
+    previous = con.execute(
+        "select file_id from listing_files where path = ? and status = 'loaded' "
+        "order by first_seen desc, file_id desc limit 1",
+        [rel],
+    ).fetchone()
+    row["supersedes"] = int(previous[0]) if previous else None
+
+    original = con.execute(
+        "select file_id, path from listing_files where sha256 = ? and status <> 'duplicate' "
+        "order by file_id limit 1",
+        [prepared.sha256],
+    ).fetchone()
+    if original is not None:
+        reason = f"same bytes as {original[1]}"
+        file_id = _insert_file_row(
+            con,
+            row | {"status": "duplicate", "duplicate_of": int(original[0]), "reason": reason,
+                   "entry_count": len(prepared.entries), "entries_loaded": 0,
+                   "entries_quarantined": 0},
+        )
+        return FileOutcome(rel=rel, status="duplicate", file_id=file_id,
+                           entries=len(prepared.entries), reason=reason)
+
+    if prepared.error is not None:
+        file_id = _insert_file_row(con, row | {"status": "quarantined", "reason": prepared.error})
+        con.execute(
+            "insert into quarantine (kind, file_id, path, line, raw_bytes, reasons, expectations, "
+            "quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [file_id, rel, prepared.error_line, prepared.data, [prepared.error],
+             ["listing_files.readable_utf8_text"], run.as_of, run.week, run.run_id],
+        )
+        return FileOutcome(rel=rel, status="quarantined", file_id=file_id, reason=prepared.error)
+
+    failures = validation.critical_failures()
+    file_id = _insert_file_row(
+        con,
+        row | {"status": "loaded", "entry_count": entries.height, "loaded_at": run.as_of,
+               "entries_quarantined": len(failures),
+               "entries_loaded": entries.height - len(failures)},
+    )
+    _validation_rows(con, validation, file_id, run)
+
+    failed_index = sorted(failures)
+    if failed_index:
+        bad = entries[failed_index]
+        quarantined = pl.DataFrame(
+            {
+                "kind": ["entry"] * bad.height,
+                "file_id": [file_id] * bad.height,
+                "path": [rel] * bad.height,
+                "position": bad["position"],
+                "line": bad["line"],
+                "raw_text": bad["abstract_raw"],
+                "reasons": [[r.reason for r in failures[i]] for i in failed_index],
+                "expectations": [[f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index],
+                "quarantined_at": [run.as_of] * bad.height,
+                "week": [run.week] * bad.height,
+                "run_id": [run.run_id] * bad.height,
+            }
+        )
+        _insert_frame(con, "quarantine", quarantined)
+
+    good = entries.with_row_index("_row").filter(~pl.col("_row").is_in(failed_index)).drop("_row")
+    occurrences = good.select(
+        pl.lit(file_id, dtype=pl.Int32).alias("file_id"),
+        "position",
+        "line",
+        "paper_id",
+        pl.col("abstract_raw").alias("raw_text"),
+        pl.lit(run.run_id).alias("run_id"),
+    )
+    existing = set()
+    if good.height:
+        con.register("_ids", good.select("paper_id").to_arrow())
+        try:
+            existing = {
+                r[0]
+                for r in con.execute(
+                    "select p.paper_id from papers p join _ids using (paper_id)"
+                ).fetchall()
+            }
+        finally:
+            con.unregister("_ids")
+    seen_in_file: Counter[str] = Counter()
+    exact_duplicates = 0
+    for pid in good["paper_id"]:
+        if pid in existing or seen_in_file[pid]:
+            exact_duplicates += 1
+        seen_in_file[pid] += 1
+    fresh = good.filter(~pl.col("paper_id").is_in(list(existing))).unique("paper_id", keep="first",
+                                                                          maintain_order=True)
+    papers = fresh.select(
+        "paper_id",
+        "abstract",
+        "abstract_raw",
+        "method_name",
+        "first_sentence",
+        "word_count",
+        "code_urls",
+        pl.lit(row["venue"], dtype=pl.String).alias("venue"),
+        pl.lit(row["year"], dtype=pl.Int32).alias("year"),
+        pl.lit(file_id, dtype=pl.Int32).alias("first_file_id"),
+        pl.col("position").alias("first_position"),
+        pl.lit(run.as_of).alias("first_seen"),
+        pl.lit(run.week).alias("first_seen_week"),
+    )
+    _insert_frame(con, "papers", papers)
+    _insert_frame(con, "paper_occurrences", occurrences)
+    return FileOutcome(
+        rel=rel,
+        status="loaded",
+        file_id=file_id,
+        entries=entries.height,
+        entries_loaded=good.height,
+        entries_quarantined=len(failed_index),
+        new_papers=papers.height,
+        exact_duplicates=exact_duplicates,
+        new_paper_ids=papers["paper_id"].to_list(),
+    )
+
+
+def start_run(con: duckdb.DuckDBPyConnection, run: RunContext, folder: str, started_at: datetime) -> None:
+    """Record a run as ``running``."""
+    con.execute(
+        "insert into ingest_runs (run_id, started_at, as_of, week, folder) values (?, ?, ?, ?, ?)",
+        [run.run_id, started_at, run.as_of, run.week, folder],
+    )
+
+
+def finish_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    counts: dict[str, int],
+    finished_at: datetime,
+    status: str = "completed",
+    error: str | None = None,
+) -> None:
+    """Record a run's counts (keys are ``ingest_runs`` columns) and final status."""
+    assignments = ", ".join(f"{column} = ?" for column in counts)
+    con.execute(
+        f"update ingest_runs set {assignments}{', ' if counts else ''}finished_at = ?, status = ?, "
+        "error = ? where run_id = ?",
+        [*counts.values(), finished_at, status, error, run_id],
+    )
+
+
+@dataclass(slots=True)
+class IngestSummary:
+    """The counts of one ingestion run, as printed by ``paperwatch ingest``."""
+
+    run_id: str
+    week: str
+    files_seen: int = 0
+    files_loaded: int = 0
+    files_unchanged: int = 0
+    files_duplicate: int = 0
+    files_quarantined: int = 0
+    files_vanished: int = 0
+    entries: int = 0
+    entries_loaded: int = 0
+    entries_quarantined: int = 0
+    new_papers: int = 0
+    exact_duplicates: int = 0
+    near_duplicates: int = 0
+    ignored: list[tuple[str, str]] = field(default_factory=list)
+    files: list[FileOutcome] = field(default_factory=list)
+
+    def add(self, outcome: FileOutcome) -> None:
+        """Count one file's outcome."""
+        self.files.append(outcome)
+        attribute = {
+            "loaded": "files_loaded",
+            "unchanged": "files_unchanged",
+            "duplicate": "files_duplicate",
+            "quarantined": "files_quarantined",
+            "vanished": "files_vanished",
+        }[outcome.status]
+        setattr(self, attribute, getattr(self, attribute) + 1)
+        self.entries += outcome.entries
+        self.entries_loaded += outcome.entries_loaded
+        self.entries_quarantined += outcome.entries_quarantined
+        self.new_papers += outcome.new_papers
+        self.exact_duplicates += outcome.exact_duplicates
+
+    @property
+    def changed_anything(self) -> bool:
+        """True when the run recorded a new file (loaded, duplicate or quarantined)."""
+        return bool(self.files_loaded or self.files_duplicate or self.files_quarantined)
+
+    def run_counts(self) -> dict[str, int]:
+        """The ``ingest_runs`` columns of this summary."""
+        return {
+            "files_seen": self.files_seen,
+            "files_loaded": self.files_loaded,
+            "files_unchanged": self.files_unchanged,
+            "files_duplicate": self.files_duplicate,
+            "files_quarantined": self.files_quarantined,
+            "entries": self.entries,
+            "entries_loaded": self.entries_loaded,
+            "entries_quarantined": self.entries_quarantined,
+            "new_papers": self.new_papers,
+            "exact_duplicates": self.exact_duplicates,
+        }

@@ -1,0 +1,252 @@
+"""Data-quality checks with Great Expectations, from suites stored as JSON in ``expectations/``.
+
+A suite file ``expectations/<table>.json`` is a Great Expectations 1.x
+``ExpectationSuite`` (``name``, ``expectations``). Each expectation's ``meta``
+carries paperwatch's policy, so that policy lives in the suite file, not in code:
+
+- ``severity``: ``critical`` (the failing rows are not loaded: they are
+  quarantined) or ``warning`` (loaded, and reported);
+- ``reason``: the plain-language reason written to ``quarantine`` and the report.
+
+Only column-map expectations and compound uniqueness are used, so every failure
+maps to rows (``unexpected_index_list``) and a batch spanning several files can be
+validated in one Great Expectations run and split per file afterwards.
+
+A broken expectation (e.g. a column that does not exist) does not raise inside
+Great Expectations: it returns ``success=False`` with ``raised_exception``. Such a
+result has outcome ``error``: it is recorded and reported as a fault of the check,
+and quarantines nothing (the data was not judged).
+
+``great_expectations`` is imported lazily (about 3-5 s) on the first validation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+import polars as pl
+
+from paperwatch.resources import resource_dir
+
+Severity = Literal["critical", "warning"]
+Outcome = Literal["passed", "failed", "error"]
+
+_MAX_EXAMPLES = 5
+_GX_LOCK = threading.Lock()
+
+
+class SuiteError(ValueError):
+    """A suite file is missing, not valid JSON, or lacks severity/reason metadata."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationResult:
+    """The result of one expectation over one batch.
+
+    ``failed_rows`` are 0-based row indices of the validated frame.
+    """
+
+    suite: str
+    expectation: str
+    severity: Severity
+    reason: str
+    outcome: Outcome
+    element_count: int
+    unexpected_count: int
+    unexpected_examples: tuple[str, ...]
+    failed_rows: tuple[int, ...]
+    details: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """All expectation results of one suite over one batch."""
+
+    suite: str
+    results: tuple[ExpectationResult, ...] = field(default_factory=tuple)
+
+    def critical_failures(self) -> dict[int, list[ExpectationResult]]:
+        """Row index → the critical expectations that row failed."""
+        rows: dict[int, list[ExpectationResult]] = {}
+        for result in self.results:
+            if result.outcome == "failed" and result.severity == "critical":
+                for row in result.failed_rows:
+                    rows.setdefault(row, []).append(result)
+        return rows
+
+    def for_rows(self, rows: list[int]) -> SuiteResult:
+        """The same results restricted to ``rows`` (e.g. the rows of one file); indices renumbered."""
+        position = {row: i for i, row in enumerate(rows)}
+        restricted = []
+        for r in self.results:
+            failed = tuple(position[x] for x in r.failed_rows if x in position)
+            outcome: Outcome = r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
+            restricted.append(
+                ExpectationResult(
+                    suite=r.suite,
+                    expectation=r.expectation,
+                    severity=r.severity,
+                    reason=r.reason,
+                    outcome=outcome,
+                    element_count=len(rows),
+                    unexpected_count=len(failed),
+                    unexpected_examples=r.unexpected_examples if failed else (),
+                    failed_rows=failed,
+                    details=r.details,
+                )
+            )
+        return SuiteResult(self.suite, tuple(restricted))
+
+
+@cache
+def load_suite(name: str) -> dict[str, Any]:
+    """Read ``expectations/<name>.json`` and check every expectation has severity and reason.
+
+    Raises:
+        SuiteError: missing file, invalid JSON, or an expectation without a valid ``meta.severity``.
+    """
+    path = resource_dir("expectations") / f"{name}.json"
+    try:
+        suite: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SuiteError(f"expectation suite {path} does not exist") from exc
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    for i, expectation in enumerate(suite.get("expectations", [])):
+        meta = expectation.get("meta") or {}
+        if meta.get("severity") not in ("critical", "warning"):
+            raise SuiteError(f"{path}: expectation {i} ({expectation.get('type')}) needs meta.severity")
+        if not meta.get("reason"):
+            raise SuiteError(f"{path}: expectation {i} ({expectation.get('type')}) needs meta.reason")
+    return suite
+
+
+def expectation_label(expectation_type: str, kwargs: dict[str, Any]) -> str:
+    """A readable id such as ``expect_column_values_to_not_be_null(abstract)``."""
+    target = kwargs.get("column") or ",".join(kwargs.get("column_list", []))
+    return f"{expectation_type}({target})" if target else expectation_type
+
+
+class _GxRunner:
+    """One ephemeral Great Expectations context per process, with one validation per suite."""
+
+    def __init__(self) -> None:
+        logging.getLogger("great_expectations").setLevel(logging.WARNING)
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        self._gx = gx
+        self.context = gx.get_context(mode="ephemeral")
+        self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        self.datasource = self.context.data_sources.add_pandas("paperwatch")
+        self.validations: dict[str, Any] = {}
+
+    def validation(self, suite_name: str) -> Any:
+        if suite_name not in self.validations:
+            gx = self._gx
+            asset = self.datasource.add_dataframe_asset(suite_name)
+            batch = asset.add_batch_definition_whole_dataframe(f"{suite_name}-batch")
+            suite = self.context.suites.add_or_update(gx.ExpectationSuite(**load_suite(suite_name)))
+            self.validations[suite_name] = self.context.validation_definitions.add_or_update(
+                gx.ValidationDefinition(name=f"{suite_name}-validation", data=batch, suite=suite)
+            )
+        return self.validations[suite_name]
+
+
+@cache
+def _runner() -> _GxRunner:
+    return _GxRunner()
+
+
+def _raised(exception_info: Any) -> str | None:
+    """The message of a broken expectation, or None when the check ran."""
+    if not isinstance(exception_info, dict):
+        return None
+    if exception_info.get("raised_exception"):
+        return str(exception_info.get("exception_message") or "expectation raised")
+    for value in exception_info.values():
+        if isinstance(value, dict) and value.get("raised_exception"):
+            return str(value.get("exception_message") or "expectation raised")
+    return None
+
+
+def _example(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, dict) else str(value)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
+    """Validate a Polars frame against ``expectations/<suite_name>.json`` with Great Expectations.
+
+    Args:
+        frame: one row per record; the columns the suite names. Row order defines
+            the indices of ``ExpectationResult.failed_rows``.
+        suite_name: the suite (and table) name, e.g. ``papers``.
+
+    Returns:
+        A :class:`SuiteResult` with one :class:`ExpectationResult` per expectation,
+        in suite order. An empty frame passes every expectation without running GX.
+
+    Raises:
+        SuiteError: the suite file is invalid.
+    """
+    suite = load_suite(suite_name)
+    specs = suite["expectations"]
+    if frame.height == 0:
+        return SuiteResult(
+            suite_name,
+            tuple(
+                ExpectationResult(
+                    suite=suite_name,
+                    expectation=expectation_label(s["type"], s.get("kwargs", {})),
+                    severity=s["meta"]["severity"],
+                    reason=s["meta"]["reason"],
+                    outcome="passed",
+                    element_count=0,
+                    unexpected_count=0,
+                    unexpected_examples=(),
+                    failed_rows=(),
+                )
+                for s in specs
+            ),
+        )
+    pandas_frame = frame.to_pandas()
+    with _GX_LOCK:
+        validation = _runner().validation(suite_name)
+        run = validation.run(
+            batch_parameters={"dataframe": pandas_frame},
+            result_format={"result_format": "COMPLETE"},
+        )
+    order = {expectation_label(s["type"], s.get("kwargs", {})): i for i, s in enumerate(specs)}
+    results: list[ExpectationResult] = []
+    for r in run.results:
+        config = r.expectation_config
+        meta = dict(config.meta or {})
+        kwargs = {k: v for k, v in dict(config.kwargs).items() if k != "batch_id"}
+        broken = _raised(r.exception_info)
+        payload = r.result or {}
+        failed = tuple(int(i) for i in payload.get("unexpected_index_list") or [])
+        outcome: Outcome = "error" if broken else ("passed" if r.success else "failed")
+        results.append(
+            ExpectationResult(
+                suite=suite_name,
+                expectation=expectation_label(config.type, kwargs),
+                severity=meta.get("severity", "critical"),
+                reason=str(meta.get("reason", config.type)),
+                outcome=outcome,
+                element_count=int(payload.get("element_count") or frame.height),
+                unexpected_count=int(payload.get("unexpected_count") or 0),
+                unexpected_examples=tuple(
+                    _example(v) for v in (payload.get("partial_unexpected_list") or [])[:_MAX_EXAMPLES]
+                ),
+                failed_rows=() if broken else failed,
+                details=broken or "",
+            )
+        )
+    results.sort(key=lambda result: order.get(result.expectation, len(order)))
+    return SuiteResult(suite_name, tuple(results))

@@ -1,0 +1,34 @@
+-- The week's figures for the report header. $week is an ISO week such as 2026-W48.
+with week_files as (
+    select * from listing_files where first_seen_week = $week
+),
+week_occurrences as (
+    select o.*, p.first_file_id, p.first_position
+    from paper_occurrences o
+    join week_files f using (file_id)
+    join papers p using (paper_id)
+),
+week_checks as (
+    select v.*
+    from validation_results v
+    join ingest_runs r using (run_id)
+    where r.week = $week
+)
+select
+    (select count(*) from week_files) as files,
+    (select count(*) from week_files where status = 'loaded') as files_loaded,
+    (select count(*) from week_files where status = 'duplicate') as files_duplicate,
+    (select count(*) from week_files where status = 'quarantined') as files_quarantined,
+    (select coalesce(sum(entry_count), 0) from week_files where status = 'loaded') as entries,
+    (select count(*) from papers where first_seen_week = $week) as new_papers,
+    (
+        select count(*) from week_occurrences
+        where not (file_id = first_file_id and position = first_position)
+    ) as exact_duplicates,
+    (select count(*) from quarantine where week = $week and kind = 'entry') as entries_quarantined,
+    (select count(*) from week_checks where outcome = 'passed') as checks_passed,
+    (select count(*) from week_checks) as checks_total,
+    (
+        select coalesce(list(distinct venue || ' ' || year order by venue || ' ' || year), [])
+        from week_files where venue is not null
+    ) as venues

@@ -1,0 +1,14 @@
+-- Papers first seen in $week, in the order they were loaded.
+select
+    p.paper_id,
+    p.method_name,
+    p.first_sentence,
+    p.abstract,
+    p.code_urls,
+    p.word_count,
+    f.name as source_file,
+    p.first_position as position
+from papers p
+join listing_files f on f.file_id = p.first_file_id
+where p.first_seen_week = $week
+order by f.first_seen, f.path, p.first_position
