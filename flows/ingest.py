@@ -30,7 +30,15 @@ from paperwatch.ingest import (
     select_changed,
 )
 from paperwatch.settings import Settings, load_settings
-from paperwatch.store import FileOutcome, IngestSummary, RunContext, finish_run, known_stats, load_file, start_run
+from paperwatch.store import (
+    FileOutcome,
+    IngestSummary,
+    RunContext,
+    finish_run,
+    known_stats,
+    load_file,
+    start_run,
+)
 from paperwatch.validate import SuiteResult, validate_frame
 
 
@@ -63,7 +71,9 @@ def read_listing_files(batch: Sequence[ListingFileStat], max_bytes: int) -> _Rea
         try:
             data = read_listing_file(stat)
         except FileNotFoundError:
-            vanished.append((stat.rel, "disappeared between scan and read; it will be read when it returns"))
+            vanished.append(
+                (stat.rel, "disappeared between scan and read; it will be read when it returns")
+            )
             continue
         except IsADirectoryError:
             vanished.append((stat.rel, "became a folder between scan and read"))
@@ -80,7 +90,10 @@ def validate_entries(entries: pl.DataFrame) -> SuiteResult:
 
 @task(name="load-listing-files", cache_policy=NO_CACHE)
 def load_listing_files(
-    settings: Settings, prepared: list[PreparedFile], entries: pl.DataFrame, validation: SuiteResult,
+    settings: Settings,
+    prepared: list[PreparedFile],
+    entries: pl.DataFrame,
+    validation: SuiteResult,
     run: RunContext,
 ) -> list[FileOutcome]:
     """Load each file of the batch in its own transaction."""
@@ -100,8 +113,11 @@ def load_listing_files(
             elif outcome.status == "loaded":
                 logger.info(
                     "%s: %d entries, %d loaded, %d quarantined, %d new papers",
-                    outcome.rel, outcome.entries, outcome.entries_loaded,
-                    outcome.entries_quarantined, outcome.new_papers,
+                    outcome.rel,
+                    outcome.entries,
+                    outcome.entries_loaded,
+                    outcome.entries_quarantined,
+                    outcome.new_papers,
                 )
     return outcomes
 
@@ -136,7 +152,10 @@ def ingest_listings(
         for rel, reason in scan.ignored:
             logger.info("passed over %s: %s", rel, reason)
         logger.info(
-            "%d listing files in %s, %d new or changed", len(scan.files), settings.watch_dir, len(changed)
+            "%d listing files in %s, %d new or changed",
+            len(scan.files),
+            settings.watch_dir,
+            len(changed),
         )
         done = 0
         for batch in _batches(changed, settings.batch_files):

@@ -13,7 +13,13 @@ from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
 from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
-from paperwatch.report import RenderedReport, collect_report, record_rendered, render_report, write_report
+from paperwatch.report import (
+    RenderedReport,
+    collect_report,
+    record_rendered,
+    render_report,
+    write_report,
+)
 from paperwatch.settings import Settings, load_settings
 
 
@@ -68,8 +74,14 @@ def weekly_report(
     settings = load_settings(database=database, report_dir=report_dir)
     moment = parse_as_of(as_of, settings.tz)
     if week is None:
-        week = previous_week(moment, settings.tz) if last_completed_week else iso_week(moment, settings.tz)
+        week = (
+            previous_week(moment, settings.tz)
+            if last_completed_week
+            else iso_week(moment, settings.tz)
+        )
     report, figures = render_week(settings, week)
     html_path, text_path = write_week(settings, report)
     get_run_logger().info("report of %s written to %s", week, html_path)
-    return ReportOutcome(week, html_path, text_path, figures["new_papers"], figures["exact_duplicates"])
+    return ReportOutcome(
+        week, html_path, text_path, figures["new_papers"], figures["exact_duplicates"]
+    )

@@ -15,32 +15,134 @@ from dataclasses import dataclass
 
 #: Macros whose braced argument is the text (formatting only).
 _TEXT_MACROS = frozenset(
-    "emph textbf textit texttt textsc textsf textrm textup textnormal underline text mbox "
-    "mathrm mathbf mathit mathsf mathtt mathcal mathbb mathfrak mathscr boldsymbol bm "
-    "operatorname hat widehat tilde widetilde bar overline vec dot ddot check".split()
+    ["emph", "textbf", "textit", "texttt", "textsc", "textsf", "textrm", "textup", "textnormal", "underline", "text", "mbox", "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mathcal", "mathbb", "mathfrak", "mathscr", "boldsymbol", "bm", "operatorname", "hat", "widehat", "tilde", "widetilde", "bar", "overline", "vec", "dot", "ddot", "check"]
 )
 #: Macros that stand for a symbol; the symbol replaces them.
 _SYMBOLS = {
-    "times": "×", "cdot": "·", "div": "÷", "pm": "±", "mp": "∓", "approx": "≈", "sim": "∼",
-    "simeq": "≃", "neq": "≠", "ne": "≠", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ll": "≪",
-    "gg": "≫", "propto": "∝", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
-    "cup": "∪", "cap": "∩", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒",
-    "leftrightarrow": "↔", "mapsto": "↦", "infty": "∞", "partial": "∂", "nabla": "∇",
-    "sum": "∑", "prod": "∏", "int": "∫", "forall": "∀", "exists": "∃", "top": "⊤", "perp": "⊥",
-    "circ": "∘", "star": "⋆", "ast": "∗", "dagger": "†", "ell": "ℓ", "ldots": "…", "cdots": "⋯",
-    "dots": "…", "prime": "′", "degree": "°", "checkmark": "✓", "sqrt": "√", "emptyset": "∅",
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
-    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
-    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
-    "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
-    "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
-    "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "log": "log", "exp": "exp", "sin": "sin", "cos": "cos", "max": "max", "min": "min",
-    "arg": "arg", "lim": "lim", "det": "det", "Pr": "Pr", "rm": "", "it": "", "bf": "",
-    "left": "", "right": "", "big": "", "Big": "", "displaystyle": "", "quad": " ", "qquad": " ",
+    "times": "×",
+    "cdot": "·",
+    "div": "÷",
+    "pm": "±",
+    "mp": "∓",
+    "approx": "≈",
+    "sim": "∼",
+    "simeq": "≃",
+    "neq": "≠",
+    "ne": "≠",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ll": "≪",
+    "gg": "≫",
+    "propto": "∝",
+    "in": "∈",
+    "notin": "∉",
+    "subset": "⊂",
+    "subseteq": "⊆",
+    "cup": "∪",
+    "cap": "∩",
+    "to": "→",
+    "rightarrow": "→",
+    "leftarrow": "←",
+    "Rightarrow": "⇒",
+    "leftrightarrow": "↔",
+    "mapsto": "↦",
+    "infty": "∞",
+    "partial": "∂",
+    "nabla": "∇",
+    "sum": "∑",
+    "prod": "∏",
+    "int": "∫",
+    "forall": "∀",
+    "exists": "∃",
+    "top": "⊤",
+    "perp": "⊥",
+    "circ": "∘",
+    "star": "⋆",
+    "ast": "∗",
+    "dagger": "†",
+    "ell": "ℓ",
+    "ldots": "…",
+    "cdots": "⋯",
+    "dots": "…",
+    "prime": "′",
+    "degree": "°",
+    "checkmark": "✓",
+    "sqrt": "√",
+    "emptyset": "∅",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "ϑ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "log": "log",
+    "exp": "exp",
+    "sin": "sin",
+    "cos": "cos",
+    "max": "max",
+    "min": "min",
+    "arg": "arg",
+    "lim": "lim",
+    "det": "det",
+    "Pr": "Pr",
+    "rm": "",
+    "it": "",
+    "bf": "",
+    "left": "",
+    "right": "",
+    "big": "",
+    "Big": "",
+    "displaystyle": "",
+    "quad": " ",
+    "qquad": " ",
 }
-_ESCAPED = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
-            ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "\\": " "}
+_ESCAPED = {
+    "%": "%",
+    "&": "&",
+    "_": "_",
+    "#": "#",
+    "$": "$",
+    "{": "{",
+    "}": "}",
+    ",": " ",
+    ";": " ",
+    ":": " ",
+    "!": "",
+    " ": " ",
+    "\\": " ",
+}
 
 _URL_MACRO = re.compile(r"\\url\{([^{}]*)\}")
 _HREF_MACRO = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
@@ -49,11 +151,11 @@ _URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]“”‘’]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?)»’”'"
 _PLACEHOLDER = "\x00{}\x00"
 _MATH = re.compile(
-    r"\$\$(?P<d>.+?)\$\$"                       # $$display$$
+    r"\$\$(?P<d>.+?)\$\$"  # $$display$$
     r"|(?<![\\$])\$(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
-    r"|(?<!\\)\$(?P<c>[^\s$\\])\$"              # $k$
-    r"|\\\((?P<p>.+?)\\\)"                       # \( inline \)
-    r"|\\\[(?P<b>.+?)\\\]",                      # \[ display \]
+    r"|(?<!\\)\$(?P<c>[^\s$\\])\$"  # $k$
+    r"|\\\((?P<p>.+?)\\\)"  # \( inline \)
+    r"|\\\[(?P<b>.+?)\\\]",  # \[ display \]
     re.DOTALL,
 )
 _MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\s*\{([^{}]*)\})?")
@@ -62,7 +164,9 @@ _BRACES = re.compile(r"(?<!\\)[{}]")
 
 # --- Markdown --------------------------------------------------------------
 
-_STRONG = re.compile(r"(?<![\w*])(\*\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_STRONG = re.compile(
+    r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])"
+)
 _EMPH_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
 _EMPH_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -76,7 +180,7 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 # --- Sentences and method names --------------------------------------------
 
 _ABBREVIATIONS = frozenset(
-    "e.g i.e etc al vs cf fig figs eq eqs sec ref refs approx resp no dr prof mr ms st".split()
+    ["e.g", "i.e", "etc", "al", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "ref", "refs", "approx", "resp", "no", "dr", "prof", "mr", "ms", "st"]
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
 
@@ -88,15 +192,13 @@ _INTRO = re.compile(
 _NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
 _TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
 _ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
-_LEAD_SKIP = frozenset("a an the our two three new novel simple".split())
-_CONNECTORS = frozenset("with for of and on in the to from via".split())
+_LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
+_CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
 _STOP = frozenset(
-    "that which who whose where when whereby to for of by using via from across on in with "
-    "under into based while and or as at is are was were be can".split()
+    ["that", "which", "who", "whose", "where", "when", "whereby", "to", "for", "of", "by", "using", "via", "from", "across", "on", "in", "with", "under", "into", "based", "while", "and", "or", "as", "at", "is", "are", "was", "were", "be", "can"]
 )
 _GENERIC_NAMES = frozenset(
-    "a an the novel new we this our it its these method approach framework model llm llms "
-    "in to for".split()
+    ["a", "an", "the", "novel", "new", "we", "this", "our", "it", "its", "these", "method", "approach", "framework", "model", "llm", "llms", "in", "to", "for"]
 )
 
 
@@ -184,7 +286,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     def protect(match: re.Match[str]) -> str:
         url = _strip_url(match.group(0))
         urls.append(url)
-        return _PLACEHOLDER.format(len(urls) - 1) + match.group(0)[len(url):]
+        return _PLACEHOLDER.format(len(urls) - 1) + match.group(0)[len(url) :]
 
     text = _URL.sub(protect, text)
     text = _MATH.sub(lambda m: _math_to_text(next(g for g in m.groups() if g is not None)), text)
@@ -196,7 +298,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
         previous = None
         while previous != text:
             previous = text
-            text = pattern.sub(lambda m: m.group(m.lastindex or 1), text)
+            text = pattern.sub(lambda m: next(g for g in m.groups() if g is not None), text)
     text = _CODE.sub(lambda m: m.group(1), text)
     text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
     text = unicodedata.normalize("NFKC", text)

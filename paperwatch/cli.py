@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -29,15 +28,27 @@ app = typer.Typer(
 
 FolderOption = Annotated[
     Path | None,
-    typer.Option("--folder", "-f", help="Folder of listing files (*.txt). [default: seeds]", show_default=False),
+    typer.Option(
+        "--folder",
+        "-f",
+        help="Folder of listing files (*.txt). [default: seeds]",
+        show_default=False,
+    ),
 ]
 DatabaseOption = Annotated[
     Path | None,
-    typer.Option("--database", "-d", help="DuckDB file. [default: data/paperwatch.duckdb]", show_default=False),
+    typer.Option(
+        "--database",
+        "-d",
+        help="DuckDB file. [default: data/paperwatch.duckdb]",
+        show_default=False,
+    ),
 ]
 ReportDirOption = Annotated[
     Path | None,
-    typer.Option("--report-dir", "-o", help="Report folder. [default: reports/out]", show_default=False),
+    typer.Option(
+        "--report-dir", "-o", help="Report folder. [default: reports/out]", show_default=False
+    ),
 ]
 AsOfOption = Annotated[
     str | None,
@@ -51,8 +62,12 @@ AsOfOption = Annotated[
 ]
 WeekOption = Annotated[
     str | None,
-    typer.Option("--week", "-w", help="ISO week to report, e.g. 2026-W48. [default: the week of --as-of]",
-                 show_default=False),
+    typer.Option(
+        "--week",
+        "-w",
+        help="ISO week to report, e.g. 2026-W48. [default: the week of --as-of]",
+        show_default=False,
+    ),
 ]
 
 
@@ -76,7 +91,9 @@ def _print_ingest(summary: object, database: Path) -> None:
         f"new papers: {s.new_papers}; exact duplicates: {s.exact_duplicates}"
     )
     if s.ignored:
-        typer.echo(f"passed over: {len(s.ignored)} path(s), e.g. {s.ignored[0][0]} ({s.ignored[0][1]})")
+        typer.echo(
+            f"passed over: {len(s.ignored)} path(s), e.g. {s.ignored[0][0]} ({s.ignored[0][1]})"
+        )
     for outcome in s.files:
         if outcome.status in ("quarantined", "vanished"):
             typer.echo(f"  {outcome.rel}: {outcome.status}: {outcome.reason}")
@@ -139,8 +156,11 @@ def _run_report(settings: object, week: str | None, as_of: str | None) -> object
 
     try:
         return weekly_report(
-            week=week, as_of=as_of, database=str(settings.database),
-            report_dir=str(settings.report_dir), last_completed_week=False,
+            week=week,
+            as_of=as_of,
+            database=str(settings.database),
+            report_dir=str(settings.report_dir),
+            last_completed_week=False,
         )
     except (FileNotFoundError, DatabaseLockedError, ValueError) as exc:
         raise _fail(str(exc)) from None
@@ -194,7 +214,9 @@ def run(
     done = time.monotonic()
     typer.echo(f"report of {outcome.week}: {outcome.html_path}")
     typer.echo(f"database: {settings.database}")
-    typer.echo(f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)")
+    typer.echo(
+        f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)"
+    )
 
 
 def main() -> None:
@@ -203,4 +225,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

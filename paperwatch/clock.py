@@ -66,7 +66,9 @@ def parse_week(week: str) -> tuple[int, int]:
     try:
         date.fromisocalendar(year, number, 1)
     except ValueError:
-        raise ValueError(f"week {week!r} does not exist (ISO year {year} has no week {number})") from None
+        raise ValueError(
+            f"week {week!r} does not exist (ISO year {year} has no week {number})"
+        ) from None
     return year, number
 
 

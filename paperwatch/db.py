@@ -54,15 +54,16 @@ def _sql_files(kind: str) -> list[Path]:
 
 
 def _holder(message: str) -> str:
-    match = re.search(r"Conflicting lock is held in (.+?)(?: \(PID (\d+)\))?(?:\.|$| by)", message)
-    if not match:
-        return "another process"
-    program, pid = match.group(1).strip(), match.group(2)
-    return f"{program} (PID {pid})" if pid else program
+    match = re.search(r"Conflicting lock is held in (.+?) \(PID (\d+)\)", message)
+    if match:
+        return f"{match.group(1).strip()} (PID {match.group(2)})"
+    return "another process"
 
 
 def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
-    config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+    config: dict[str, str | bool | int | float | list[str]] = (
+        {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+    )
     deadline = time.monotonic() + timeout_s
     delay = 0.05
     while True:

@@ -16,7 +16,13 @@ from pathlib import Path
 import polars as pl
 
 from paperwatch.clean import CleanAbstract, clean_abstract
-from paperwatch.parse import Header, ListingDecodeError, decode_listing, parse_listing, sequence_number
+from paperwatch.parse import (
+    Header,
+    ListingDecodeError,
+    decode_listing,
+    parse_listing,
+    sequence_number,
+)
 
 #: Names that are work in progress of an editor or a download, never listings.
 _TEMP_SUFFIXES = (".swp", ".swx", ".tmp", ".part", ".crdownload", ".partial", "~")
@@ -140,7 +146,9 @@ def scan_folder(folder: Path) -> ScanResult:
             if not path.is_file():
                 ignored.append((rel, "not a regular file"))
                 continue
-            files.append(ListingFileStat(path=path, rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns))
+            files.append(
+                ListingFileStat(path=path, rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns)
+            )
     files.sort(key=lambda f: f.rel)
     return ScanResult(files=tuple(files), ignored=tuple(ignored))
 
@@ -223,7 +231,7 @@ def prepare_file(stat: ListingFileStat, data: bytes, max_bytes: int) -> Prepared
     return PreparedFile(stat=stat, sha256=digest, header=listing.header, entries=tuple(entries))
 
 
-ENTRY_SCHEMA = {
+ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "file": pl.String,
     "position": pl.Int32,
     "line": pl.Int32,

@@ -98,7 +98,9 @@ def parse_header(line: str) -> Header | None:
     venue = match.group("venue").strip(" -–—:,'’")
     if not venue:
         return None
-    return Header(text=text, venue=venue, year=int(match.group("year")), label=match.group("label").strip())
+    return Header(
+        text=text, venue=venue, year=int(match.group("year")), label=match.group("label").strip()
+    )
 
 
 def parse_listing(text: str) -> Listing:

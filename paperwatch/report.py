@@ -132,7 +132,9 @@ def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
-def record_rendered(con: duckdb.DuckDBPyConnection, report: RenderedReport, path: Path, at: Any) -> None:
+def record_rendered(
+    con: duckdb.DuckDBPyConnection, report: RenderedReport, path: Path, at: Any
+) -> None:
     """Add a ``rendered`` row to ``reports``."""
     con.execute(
         "insert into reports (week, kind, path, sha256, happened_at) values (?, 'rendered', ?, ?, ?)",

@@ -31,19 +31,32 @@ class DedupSettings(BaseModel):
     """Near-duplicate detection (MinHash LSH over shingles)."""
 
     threshold: float = Field(
-        default=0.8, ge=0.0, le=1.0, description="Jaccard similarity at or above which two papers are near-duplicates."
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Jaccard similarity at or above which two papers are near-duplicates.",
     )
     num_perm: int = Field(default=128, ge=16, le=1024, description="MinHash permutations.")
-    word_shingle: int = Field(default=3, ge=1, le=10, description="Words per shingle (spaced text).")
-    char_shingle: int = Field(default=3, ge=1, le=10, description="Characters per shingle (text without spaces).")
+    word_shingle: int = Field(
+        default=3, ge=1, le=10, description="Words per shingle (spaced text)."
+    )
+    char_shingle: int = Field(
+        default=3, ge=1, le=10, description="Characters per shingle (text without spaces)."
+    )
 
 
 class TrendingSettings(BaseModel):
     """Trending terms (log-odds ratio with an informative Dirichlet prior)."""
 
-    baseline_weeks: int = Field(default=4, ge=1, le=104, description="Earlier ISO weeks forming the baseline.")
-    min_support: int = Field(default=3, ge=1, description="Papers a term needs this week to be scored.")
-    top_n: int = Field(default=15, ge=1, le=200, description="Rising and falling terms shown in the report.")
+    baseline_weeks: int = Field(
+        default=4, ge=1, le=104, description="Earlier ISO weeks forming the baseline."
+    )
+    min_support: int = Field(
+        default=3, ge=1, description="Papers a term needs this week to be scored."
+    )
+    top_n: int = Field(
+        default=15, ge=1, le=200, description="Rising and falling terms shown in the report."
+    )
 
 
 class SmtpSettings(BaseModel):
@@ -54,7 +67,8 @@ class SmtpSettings(BaseModel):
     security: Literal["starttls", "ssl", "none"] = "starttls"
     username: str | None = None
     password: SecretStr | None = Field(
-        default=None, description="Only from the environment (PAPERWATCH_SMTP__PASSWORD), never a file."
+        default=None,
+        description="Only from the environment (PAPERWATCH_SMTP__PASSWORD), never a file.",
     )
     password_block: str | None = Field(
         default=None, description="Name of a Prefect Secret block holding the password."
@@ -68,9 +82,13 @@ class ScheduleSettings(BaseModel):
     """Deployment schedules."""
 
     report_cron: str = Field(default="0 8 * * 1", description="Weekly report cron, in `timezone`.")
-    ingest_interval_minutes: int = Field(default=15, ge=1, description="Safety-net ingestion interval.")
+    ingest_interval_minutes: int = Field(
+        default=15, ge=1, description="Safety-net ingestion interval."
+    )
     watch_quiet_period_s: float = Field(
-        default=2.0, ge=0, description="A file must keep its size and mtime this long before it is read."
+        default=2.0,
+        ge=0,
+        description="A file must keep its size and mtime this long before it is read.",
     )
 
 
@@ -89,13 +107,17 @@ class Settings(BaseSettings):
     report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")
     timezone: str = Field(default="UTC", description="IANA time zone that defines ISO weeks.")
     lock_timeout_s: float = Field(
-        default=60.0, ge=0, description="How long a writer waits for a DuckDB file lock before failing."
+        default=60.0,
+        ge=0,
+        description="How long a writer waits for a DuckDB file lock before failing.",
     )
     batch_files: int = Field(
         default=100, ge=1, description="Files read, validated and loaded together (bounds memory)."
     )
     max_file_bytes: int = Field(
-        default=64 * 1024 * 1024, ge=1, description="Listing files larger than this are quarantined unread."
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="Listing files larger than this are quarantined unread.",
     )
 
     dedup: DedupSettings = Field(default_factory=DedupSettings)

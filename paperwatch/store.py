@@ -188,29 +188,54 @@ def _load_file(
         reason = f"same bytes as {original[1]}"
         file_id = _insert_file_row(
             con,
-            row | {"status": "duplicate", "duplicate_of": int(original[0]), "reason": reason,
-                   "entry_count": len(prepared.entries), "entries_loaded": 0,
-                   "entries_quarantined": 0},
+            row
+            | {
+                "status": "duplicate",
+                "duplicate_of": int(original[0]),
+                "reason": reason,
+                "entry_count": len(prepared.entries),
+                "entries_loaded": 0,
+                "entries_quarantined": 0,
+            },
         )
-        return FileOutcome(rel=rel, status="duplicate", file_id=file_id,
-                           entries=len(prepared.entries), reason=reason)
+        return FileOutcome(
+            rel=rel,
+            status="duplicate",
+            file_id=file_id,
+            entries=len(prepared.entries),
+            reason=reason,
+        )
 
     if prepared.error is not None:
         file_id = _insert_file_row(con, row | {"status": "quarantined", "reason": prepared.error})
         con.execute(
             "insert into quarantine (kind, file_id, path, line, raw_bytes, reasons, expectations, "
             "quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [file_id, rel, prepared.error_line, prepared.data, [prepared.error],
-             ["listing_files.readable_utf8_text"], run.as_of, run.week, run.run_id],
+            [
+                file_id,
+                rel,
+                prepared.error_line,
+                prepared.data,
+                [prepared.error],
+                ["listing_files.readable_utf8_text"],
+                run.as_of,
+                run.week,
+                run.run_id,
+            ],
         )
         return FileOutcome(rel=rel, status="quarantined", file_id=file_id, reason=prepared.error)
 
     failures = validation.critical_failures()
     file_id = _insert_file_row(
         con,
-        row | {"status": "loaded", "entry_count": entries.height, "loaded_at": run.as_of,
-               "entries_quarantined": len(failures),
-               "entries_loaded": entries.height - len(failures)},
+        row
+        | {
+            "status": "loaded",
+            "entry_count": entries.height,
+            "loaded_at": run.as_of,
+            "entries_quarantined": len(failures),
+            "entries_loaded": entries.height - len(failures),
+        },
     )
     _validation_rows(con, validation, file_id, run)
 
@@ -226,7 +251,9 @@ def _load_file(
                 "line": bad["line"],
                 "raw_text": bad["abstract_raw"],
                 "reasons": [[r.reason for r in failures[i]] for i in failed_index],
-                "expectations": [[f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index],
+                "expectations": [
+                    [f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index
+                ],
                 "quarantined_at": [run.as_of] * bad.height,
                 "week": [run.week] * bad.height,
                 "run_id": [run.run_id] * bad.height,
@@ -261,8 +288,9 @@ def _load_file(
         if pid in existing or seen_in_file[pid]:
             exact_duplicates += 1
         seen_in_file[pid] += 1
-    fresh = good.filter(~pl.col("paper_id").is_in(list(existing))).unique("paper_id", keep="first",
-                                                                          maintain_order=True)
+    fresh = good.filter(~pl.col("paper_id").is_in(list(existing))).unique(
+        "paper_id", keep="first", maintain_order=True
+    )
     papers = fresh.select(
         "paper_id",
         "abstract",
@@ -293,7 +321,9 @@ def _load_file(
     )
 
 
-def start_run(con: duckdb.DuckDBPyConnection, run: RunContext, folder: str, started_at: datetime) -> None:
+def start_run(
+    con: duckdb.DuckDBPyConnection, run: RunContext, folder: str, started_at: datetime
+) -> None:
     """Record a run as ``running``."""
     con.execute(
         "insert into ingest_runs (run_id, started_at, as_of, week, folder) values (?, ?, ?, ?, ?)",

@@ -85,7 +85,9 @@ class SuiteResult:
         restricted = []
         for r in self.results:
             failed = tuple(position[x] for x in r.failed_rows if x in position)
-            outcome: Outcome = r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
+            outcome: Outcome = (
+                r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
+            )
             restricted.append(
                 ExpectationResult(
                     suite=r.suite,
@@ -120,9 +122,13 @@ def load_suite(name: str) -> dict[str, Any]:
     for i, expectation in enumerate(suite.get("expectations", [])):
         meta = expectation.get("meta") or {}
         if meta.get("severity") not in ("critical", "warning"):
-            raise SuiteError(f"{path}: expectation {i} ({expectation.get('type')}) needs meta.severity")
+            raise SuiteError(
+                f"{path}: expectation {i} ({expectation.get('type')}) needs meta.severity"
+            )
         if not meta.get("reason"):
-            raise SuiteError(f"{path}: expectation {i} ({expectation.get('type')}) needs meta.reason")
+            raise SuiteError(
+                f"{path}: expectation {i} ({expectation.get('type')}) needs meta.reason"
+            )
     return suite
 
 
@@ -176,7 +182,11 @@ def _raised(exception_info: Any) -> str | None:
 
 
 def _example(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, dict) else str(value)
+    text = (
+        json.dumps(value, ensure_ascii=False, default=str)
+        if isinstance(value, dict)
+        else str(value)
+    )
     return text if len(text) <= 200 else text[:199] + "…"
 
 
@@ -242,7 +252,8 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                 element_count=int(payload.get("element_count") or frame.height),
                 unexpected_count=int(payload.get("unexpected_count") or 0),
                 unexpected_examples=tuple(
-                    _example(v) for v in (payload.get("partial_unexpected_list") or [])[:_MAX_EXAMPLES]
+                    _example(v)
+                    for v in (payload.get("partial_unexpected_list") or [])[:_MAX_EXAMPLES]
                 ),
                 failed_rows=() if broken else failed,
                 details=broken or "",

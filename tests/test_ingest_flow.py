@@ -1,0 +1,149 @@
+"""The real flows on the seeds, into a temporary database (one Prefect harness per session)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.ingest import ingest_listings
+from flows.report import weekly_report
+
+AS_OF = "2026-11-25T10:00:00+00:00"  # Wednesday of ISO week 2026-W48
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def rows(database: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> None:
+    summary = ingest_listings(str(seed_folder), str(database), AS_OF)
+    assert (summary.files_seen, summary.files_loaded, summary.files_quarantined) == (3, 3, 0)
+    assert (summary.entries, summary.entries_loaded, summary.entries_quarantined) == (57, 57, 0)
+    assert (summary.new_papers, summary.exact_duplicates) == (54, 3)
+    assert summary.week == "2026-W48"
+
+    assert rows(database, "select count(*) from papers") == [(54,)]
+    assert rows(database, "select count(*) from paper_occurrences") == [(57,)]
+    assert rows(database, "select count(*) from quarantine") == [(0,)]
+    repeated = rows(
+        database,
+        "select p.method_name, list(f.name order by f.name), list(o.position order by f.name) "
+        "from paper_occurrences o join papers p using (paper_id) join listing_files f using (file_id) "
+        "group by p.paper_id, p.method_name having count(*) > 1 order by 1",
+    )
+    assert repeated == [
+        ("SOL-ExecBench", ["002_bf103a832150c832.txt", "003_13ddc4bea7a17f78.txt"], [16, 19]),
+        ("SOLAR", ["002_bf103a832150c832.txt", "003_13ddc4bea7a17f78.txt"], [14, 18]),
+        ("SP-CACW", ["002_bf103a832150c832.txt", "003_13ddc4bea7a17f78.txt"], [10, 17]),
+    ]
+    files = rows(
+        database,
+        "select name, sequence_number, venue, year, entry_count, status, first_seen_week "
+        "from listing_files order by name",
+    )
+    assert files == [
+        ("000_5dc500fada0b6079.txt", 0, "NeurIPS", 2026, 19, "loaded", "2026-W48"),
+        ("002_bf103a832150c832.txt", 2, "NeurIPS", 2026, 19, "loaded", "2026-W48"),
+        ("003_13ddc4bea7a17f78.txt", 3, "NeurIPS", 2026, 19, "loaded", "2026-W48"),
+    ]
+    checks = rows(
+        database,
+        "select count(*), count(*) filter (where outcome = 'passed') from validation_results",
+    )
+    assert checks == [(12, 12)]  # 4 expectations x 3 files
+    assert rows(database, "select status, files_loaded, new_papers from ingest_runs") == [
+        ("completed", 3, 54)
+    ]
+
+    # Second run: nothing read, nothing new.
+    again = ingest_listings(str(seed_folder), str(database), "2026-11-26T10:00:00+00:00")
+    assert (again.files_seen, again.files_unchanged, again.files_loaded, again.new_papers) == (
+        3,
+        3,
+        0,
+        0,
+    )
+    assert not again.changed_anything
+    assert rows(database, "select count(*) from paper_occurrences") == [(57,)]
+
+    # The report of the week.
+    outcome = weekly_report(
+        week="2026-W48", database=str(database), report_dir=str(tmp_path / "out")
+    )
+    html = outcome.html_path.read_text(encoding="utf-8")
+    assert (outcome.new_papers, outcome.exact_duplicates) == (54, 3)
+    assert "paperwatch — week 2026-W48" in html
+    assert html.count('class="name"') == 54 + 3
+    assert "SpectralKV" in html and "https://anonymous.4open.science/r/spectralKV-2FF7" in html
+    assert "<script" not in html.lower()
+    text = outcome.text_path.read_text(encoding="utf-8")
+    assert "54 new papers, 3 repeated entries, 3 listing files, 0 entries quarantined." in text
+    # Same week, same database: same bytes.
+    first = outcome.html_path.read_bytes()
+    weekly_report(week="2026-W48", database=str(database), report_dir=str(tmp_path / "out"))
+    assert outcome.html_path.read_bytes() == first
+
+
+def test_copy_under_new_name_adds_no_occurrence(seed_folder: Path, database: Path) -> None:
+    ingest_listings(str(seed_folder), str(database), AS_OF)
+    shutil.copy(seed_folder / "002_bf103a832150c832.txt", seed_folder / "copy of 002.txt")
+    summary = ingest_listings(str(seed_folder), str(database), AS_OF)
+    assert (summary.files_seen, summary.files_duplicate, summary.files_loaded) == (4, 1, 0)
+    assert rows(database, "select count(*) from paper_occurrences") == [(57,)]
+    dup = rows(
+        database,
+        "select d.status, o.name, d.reason from listing_files d join listing_files o on o.file_id = d.duplicate_of "
+        "where d.name = 'copy of 002.txt'",
+    )
+    assert dup == [
+        ("duplicate", "002_bf103a832150c832.txt", "same bytes as 002_bf103a832150c832.txt")
+    ]
+
+
+def test_non_utf8_file_is_quarantined_and_others_load(seed_folder: Path, database: Path) -> None:
+    latin1 = (
+        "ICLR 2025 accepted papers\n\nA study of caf\xe9 recommendation with many words in it.\n"
+    )
+    (seed_folder / "004_0123456789abcdef.txt").write_bytes(latin1.encode("latin-1"))
+    summary = ingest_listings(str(seed_folder), str(database), AS_OF)
+    assert (summary.files_loaded, summary.files_quarantined, summary.new_papers) == (3, 1, 54)
+    q = rows(database, "select kind, path, line, reasons, octet_length(raw_bytes) from quarantine")
+    offset = latin1.index("\xe9")
+    assert q == [
+        (
+            "file",
+            "004_0123456789abcdef.txt",
+            3,
+            [f"not valid UTF-8 at byte {offset} (line 3): invalid continuation byte"],
+            len(latin1),
+        )
+    ]
+    assert rows(
+        database, "select status from listing_files where name = '004_0123456789abcdef.txt'"
+    ) == [("quarantined",)]
+
+
+def test_script_in_abstract_is_escaped_in_report(tmp_path: Path, database: Path) -> None:
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    evil = (
+        "We propose EvilNet, a method <script>alert('x')</script> with an "
+        "<img src=x onerror=alert(1)> image and enough words to pass the length checks of the suite."
+    )
+    (folder / "010_aaaaaaaaaaaaaaaa.txt").write_text(
+        f"ICLR 2025 accepted papers\n\n{evil}\n", encoding="utf-8"
+    )
+    ingest_listings(str(folder), str(database), AS_OF)
+    outcome = weekly_report(
+        week="2026-W48", database=str(database), report_dir=str(tmp_path / "out")
+    )
+    html = outcome.html_path.read_text(encoding="utf-8")
+    assert "<script>" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in html
+    assert "EvilNet" in html

@@ -1,0 +1,130 @@
+"""Parsing listing files: every layout variant users produce gives the same entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from paperwatch.parse import (
+    Header,
+    ListingDecodeError,
+    decode_listing,
+    parse_header,
+    parse_listing,
+    sequence_number,
+)
+
+from .conftest import SEEDS
+
+A = "First abstract sentence one. It has two sentences about kv cache compression."
+B = "Second abstract about federated continual learning with many clients."
+C = "Third abstract on speculative decoding for large language models."
+HEADER = "NeurIPS 2026 论文列表"
+
+
+def texts(listing: object) -> list[str]:
+    return [e.text for e in listing.entries]  # type: ignore[attr-defined]
+
+
+def test_seed_file_parses_to_header_and_19_entries() -> None:
+    data = (SEEDS / "000_5dc500fada0b6079.txt").read_bytes()
+    listing = parse_listing(decode_listing(data))
+    assert listing.header == Header(text=HEADER, venue="NeurIPS", year=2026, label="论文列表")
+    assert len(listing.entries) == 19
+    assert [e.position for e in listing.entries] == list(range(1, 20))
+    assert [e.line for e in listing.entries] == list(range(3, 40, 2))
+    assert listing.entries[0].text.startswith("Pairwise comparisons from multiple judges")
+    assert listing.entries[-1].text.endswith("improvements across model scales and task settings.")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(f"{HEADER}\n\n{A}\n\n{B}\n\n{C}\n", id="lf"),
+        pytest.param(f"{HEADER}\r\n\r\n{A}\r\n\r\n{B}\r\n\r\n{C}\r\n", id="crlf"),
+        pytest.param(f"{HEADER}\r\r{A}\r\r{B}\r\r{C}\r", id="cr"),
+        pytest.param(f"\ufeff{HEADER}\n\n{A}\n\n{B}\n\n{C}\n", id="bom"),
+        pytest.param(f"{HEADER}  \n\n{A}   \n\n{B}\t\n\n{C} \n", id="trailing-spaces"),
+        pytest.param(f"{HEADER}\n\n\n\n{A}\n\n\n{B}\n \n\t\n{C}\n\n\n", id="several-blank-lines"),
+        pytest.param(
+            f"{HEADER}\n   \n{A}\n \t \n{B}\n    \n{C}", id="whitespace-only-lines-no-final-newline"
+        ),
+        pytest.param(
+            f"{HEADER}\n\nFirst abstract sentence one. It has two\nsentences about kv cache\ncompression.\n\n"
+            f"Second abstract about federated\ncontinual learning with many clients.\n\n"
+            f"Third abstract on speculative decoding\n  for large language models.\n",
+            id="hard-wrapped",
+        ),
+    ],
+)
+def test_layout_variants_give_the_same_entries(body: str) -> None:
+    listing = parse_listing(body)
+    assert listing.header is not None and listing.header.venue == "NeurIPS"
+    assert texts(listing) == [A, B, C]
+
+
+def test_bom_and_crlf_bytes_decode() -> None:
+    data = ("\ufeff" + f"{HEADER}\r\n\r\n{A}\r\n").encode("utf-8")
+    listing = parse_listing(decode_listing(data))
+    assert listing.header is not None and listing.header.year == 2026
+    assert texts(listing) == [A]
+
+
+def test_english_header() -> None:
+    listing = parse_listing(f"ICLR 2025 accepted papers\n\n{A}\n\n{B}\n")
+    assert listing.header == Header("ICLR 2025 accepted papers", "ICLR", 2025, "accepted papers")
+    assert texts(listing) == [A, B]
+
+
+def test_missing_header_first_paragraph_is_an_entry() -> None:
+    listing = parse_listing(f"{A}\n\n{B}\n")
+    assert listing.header is None
+    assert texts(listing) == [A, B]
+    assert [e.line for e in listing.entries] == [1, 3]
+
+
+def test_empty_file() -> None:
+    listing = parse_listing("")
+    assert listing.header is None and listing.entries == []
+
+
+def test_whitespace_only_file() -> None:
+    listing = parse_listing(" \n\n\t\r\n")
+    assert listing.header is None and listing.entries == []
+
+
+def test_header_only_file() -> None:
+    listing = parse_listing(f"{HEADER}\n")
+    assert listing.header is not None and listing.header.venue == "NeurIPS"
+    assert listing.entries == []
+
+
+def test_header_directly_followed_by_abstract() -> None:
+    listing = parse_listing(f"ICML 2024 papers\n{A}\n\n{B}\n")
+    assert listing.header is not None and listing.header.venue == "ICML"
+    assert texts(listing) == [A, B]
+    assert listing.entries[0].line == 2
+
+
+def test_short_abstract_with_year_is_not_a_header() -> None:
+    assert parse_header("We revisit results published in 2023.") is None
+    assert parse_header(A) is None
+    assert parse_header("ACL Findings 2024") == Header(
+        "ACL Findings 2024", "ACL Findings", 2024, ""
+    )
+
+
+def test_invalid_utf8_names_offset_and_line() -> None:
+    data = f"{HEADER}\n\n{A}\n\n".encode() + b"Caf\xe9 latin-1 text\n"
+    with pytest.raises(ListingDecodeError) as info:
+        decode_listing(data, "bad.txt")
+    offset = len(f"{HEADER}\n\n{A}\n\n".encode()) + 3
+    assert info.value.offset == offset
+    assert info.value.line == 5
+    assert f"bad.txt: not valid UTF-8 at byte {offset} (line 5)" in str(info.value)
+
+
+def test_sequence_numbers() -> None:
+    assert sequence_number("000_5dc500fada0b6079.txt") == 0
+    assert sequence_number("002_bf103a832150c832.txt") == 2
+    assert sequence_number("neurips extra.txt") is None
+    assert sequence_number("12_5dc500fada0b607.txt") is None
