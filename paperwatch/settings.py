@@ -75,7 +75,14 @@ class SmtpSettings(BaseModel):
     )
     sender: str = "paperwatch@localhost"
     recipients: list[str] = Field(default_factory=list)
-    timeout_s: float = Field(default=30.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0, description="Seconds per SMTP network operation.")
+    ca_file: Path | None = Field(
+        default=None,
+        description=(
+            "PEM file of the CA (or the self-signed certificate) the SMTP server's certificate "
+            "must chain to; default: the system trust store. Host names are always checked."
+        ),
+    )
 
 
 class ScheduleSettings(BaseModel):
