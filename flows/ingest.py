@@ -24,6 +24,7 @@ from paperwatch.ingest import (
     PreparedFile,
     ScanResult,
     entries_frame,
+    files_frame,
     prepare_file,
     read_listing_file,
     scan_folder,
@@ -31,12 +32,15 @@ from paperwatch.ingest import (
 )
 from paperwatch.settings import Settings, load_settings
 from paperwatch.store import (
+    CheckedFile,
     FileOutcome,
     IngestSummary,
     RunContext,
     finish_run,
+    known_sequence_numbers,
     known_stats,
     load_file,
+    record_ignored,
     start_run,
 )
 from paperwatch.validate import SuiteResult, validate_frame
@@ -48,18 +52,45 @@ class _Read:
     vanished: list[tuple[str, str]]
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    scan: ScanResult
+    changed: list[ListingFileStat]
+    sequence_numbers: set[int]
+    newly_ignored: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    files: pl.DataFrame
+    file_checks: SuiteResult
+    entries: pl.DataFrame
+    entry_checks: SuiteResult
+
+    def of(self, index: int, rel: str) -> CheckedFile:
+        rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
+        return CheckedFile(
+            file_row=self.files[index : index + 1],
+            file_checks=self.file_checks.for_rows([index]),
+            entries=rows.drop("_row"),
+            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list()),
+        )
+
+
 def _batches(items: Sequence[ListingFileStat], size: int) -> Iterator[Sequence[ListingFileStat]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
 
 @task(name="scan-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
-def scan_listing_files(settings: Settings) -> tuple[ScanResult, list[ListingFileStat]]:
-    """Scan the folder and keep the files whose path, size or mtime is not recorded yet."""
+def scan_listing_files(settings: Settings, run: RunContext) -> _Pending:
+    """Scan the folder; keep the files whose path, size or mtime is not recorded yet."""
     scan = scan_folder(settings.watch_dir)
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         known = known_stats(con)
-    return scan, select_changed(scan.files, known)
+        numbers = known_sequence_numbers(con)
+        fresh = record_ignored(con, list(scan.ignored), run)
+    return _Pending(scan, select_changed(scan.files, known), numbers, fresh)
 
 
 @task(name="read-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
@@ -69,42 +100,45 @@ def read_listing_files(batch: Sequence[ListingFileStat], max_bytes: int) -> _Rea
     vanished: list[tuple[str, str]] = []
     for stat in batch:
         try:
-            data = read_listing_file(stat)
+            data = read_listing_file(stat, max_bytes)
         except FileNotFoundError:
             vanished.append(
-                (stat.rel, "disappeared between scan and read; it will be read when it returns")
+                (stat.rel, "disappeared between scan and read; it is read when it comes back")
             )
             continue
         except IsADirectoryError:
             vanished.append((stat.rel, "became a folder between scan and read"))
             continue
+        except PermissionError as exc:
+            vanished.append(
+                (stat.rel, f"cannot be read: {exc.strerror}; it is retried on the next run")
+            )
+            continue
         prepared.append(prepare_file(stat, data, max_bytes))
     return _Read(prepared, vanished)
 
 
-@task(name="validate-entries", cache_policy=NO_CACHE)
-def validate_entries(entries: pl.DataFrame) -> SuiteResult:
-    """Run the ``papers`` expectation suite over a batch's entries (never retried)."""
-    return validate_frame(entries, "papers")
+@task(name="validate-listing-files", cache_policy=NO_CACHE)
+def validate_listing_files(prepared: list[PreparedFile], sequence_numbers: set[int]) -> _Checked:
+    """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
+    the entries of the files that passed it (never retried: a failure is a finding)."""
+    files = files_frame(prepared, sequence_numbers)
+    file_checks = validate_frame(files, "listing_files")
+    rejected = set(file_checks.critical_failures())
+    entries = entries_frame(f for i, f in enumerate(prepared) if i not in rejected)
+    return _Checked(files, file_checks, entries, validate_frame(entries, "papers"))
 
 
 @task(name="load-listing-files", cache_policy=NO_CACHE)
 def load_listing_files(
-    settings: Settings,
-    prepared: list[PreparedFile],
-    entries: pl.DataFrame,
-    validation: SuiteResult,
-    run: RunContext,
+    settings: Settings, prepared: list[PreparedFile], checked: _Checked, run: RunContext
 ) -> list[FileOutcome]:
     """Load each file of the batch in its own transaction."""
     logger = get_run_logger()
     outcomes = []
-    indexed = entries.with_row_index("_row")
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        for file in prepared:
-            rows = indexed.filter(pl.col("file") == file.stat.rel)
-            row_ids = rows["_row"].to_list()
-            outcome = load_file(con, file, rows.drop("_row"), validation.for_rows(row_ids), run)
+        for index, file in enumerate(prepared):
+            outcome = load_file(con, file, checked.of(index, file.stat.rel), run)
             outcomes.append(outcome)
             if outcome.status == "quarantined":
                 logger.warning("%s: quarantined: %s", outcome.rel, outcome.reason)
@@ -145,12 +179,13 @@ def ingest_listings(
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         start_run(con, run, str(settings.watch_dir), now_utc())
     try:
-        scan, changed = scan_listing_files(settings)
+        pending = scan_listing_files(settings, run)
+        scan, changed, numbers = pending.scan, pending.changed, set(pending.sequence_numbers)
         summary.files_seen = len(scan.files)
         summary.files_unchanged = len(scan.files) - len(changed)
-        summary.ignored = list(scan.ignored)
-        for rel, reason in scan.ignored:
-            logger.info("passed over %s: %s", rel, reason)
+        summary.ignored = pending.newly_ignored
+        for rel, reason in pending.newly_ignored:
+            logger.warning("passed over %s: %s (mentioned once)", rel, reason)
         logger.info(
             "%d listing files in %s, %d new or changed",
             len(scan.files),
@@ -163,10 +198,10 @@ def ingest_listings(
             for rel, reason in read.vanished:
                 logger.warning("%s: %s", rel, reason)
                 summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
-            entries = entries_frame(read.prepared)
-            validation = validate_entries(entries)
-            for outcome in load_listing_files(settings, read.prepared, entries, validation, run):
+            checked = validate_listing_files(read.prepared, numbers)
+            for outcome in load_listing_files(settings, read.prepared, checked, run):
                 summary.add(outcome)
+            numbers |= {f.sequence_number for f in read.prepared if f.sequence_number is not None}
             done += len(batch)
             logger.info("progress: %d/%d files", done, len(changed))
     except BaseException as exc:

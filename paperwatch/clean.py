@@ -15,7 +15,42 @@ from dataclasses import dataclass
 
 #: Macros whose braced argument is the text (formatting only).
 _TEXT_MACROS = frozenset(
-    ["emph", "textbf", "textit", "texttt", "textsc", "textsf", "textrm", "textup", "textnormal", "underline", "text", "mbox", "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mathcal", "mathbb", "mathfrak", "mathscr", "boldsymbol", "bm", "operatorname", "hat", "widehat", "tilde", "widetilde", "bar", "overline", "vec", "dot", "ddot", "check"]
+    [
+        "emph",
+        "textbf",
+        "textit",
+        "texttt",
+        "textsc",
+        "textsf",
+        "textrm",
+        "textup",
+        "textnormal",
+        "underline",
+        "text",
+        "mbox",
+        "mathrm",
+        "mathbf",
+        "mathit",
+        "mathsf",
+        "mathtt",
+        "mathcal",
+        "mathbb",
+        "mathfrak",
+        "mathscr",
+        "boldsymbol",
+        "bm",
+        "operatorname",
+        "hat",
+        "widehat",
+        "tilde",
+        "widetilde",
+        "bar",
+        "overline",
+        "vec",
+        "dot",
+        "ddot",
+        "check",
+    ]
 )
 #: Macros that stand for a symbol; the symbol replaces them.
 _SYMBOLS = {
@@ -180,7 +215,29 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 # --- Sentences and method names --------------------------------------------
 
 _ABBREVIATIONS = frozenset(
-    ["e.g", "i.e", "etc", "al", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "ref", "refs", "approx", "resp", "no", "dr", "prof", "mr", "ms", "st"]
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "al",
+        "vs",
+        "cf",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "sec",
+        "ref",
+        "refs",
+        "approx",
+        "resp",
+        "no",
+        "dr",
+        "prof",
+        "mr",
+        "ms",
+        "st",
+    ]
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
 
@@ -195,10 +252,64 @@ _ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
 _LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
 _CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
 _STOP = frozenset(
-    ["that", "which", "who", "whose", "where", "when", "whereby", "to", "for", "of", "by", "using", "via", "from", "across", "on", "in", "with", "under", "into", "based", "while", "and", "or", "as", "at", "is", "are", "was", "were", "be", "can"]
+    [
+        "that",
+        "which",
+        "who",
+        "whose",
+        "where",
+        "when",
+        "whereby",
+        "to",
+        "for",
+        "of",
+        "by",
+        "using",
+        "via",
+        "from",
+        "across",
+        "on",
+        "in",
+        "with",
+        "under",
+        "into",
+        "based",
+        "while",
+        "and",
+        "or",
+        "as",
+        "at",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "can",
+    ]
 )
 _GENERIC_NAMES = frozenset(
-    ["a", "an", "the", "novel", "new", "we", "this", "our", "it", "its", "these", "method", "approach", "framework", "model", "llm", "llms", "in", "to", "for"]
+    [
+        "a",
+        "an",
+        "the",
+        "novel",
+        "new",
+        "we",
+        "this",
+        "our",
+        "it",
+        "its",
+        "these",
+        "method",
+        "approach",
+        "framework",
+        "model",
+        "llm",
+        "llms",
+        "in",
+        "to",
+        "for",
+    ]
 )
 
 
@@ -423,6 +534,36 @@ def find_method_name(abstract: str, macro_names: set[str] | None = None) -> str 
             if name:
                 return name
     return None
+
+
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
+def has_unbalanced_markup(abstract: str) -> bool:
+    """True when clean text still has an odd number of ``$`` or unbalanced braces."""
+    return abstract.count("$") % 2 == 1 or abstract.count("{") != abstract.count("}")
+
+
+def latin_or_cjk_share(text: str) -> float:
+    """Share (0-1) of the letters of ``text`` that are Latin or CJK; 1.0 when it has no letters.
+
+    Letters are characters of Unicode category L*. Latin: Unicode name starts
+    with "LATIN"; CJK: the ranges of ``_CJK`` (Han, kana, Hangul). Greek letters
+    from mathematics count as other letters.
+    """
+    letters = 0
+    latin_or_cjk = 0
+    for char in text:
+        if not char.isalpha():
+            continue
+        letters += 1
+        if (
+            char.isascii()
+            or _CJK_CHAR.match(char)
+            or unicodedata.name(char, "").startswith("LATIN")
+        ):
+            latin_or_cjk += 1
+    return latin_or_cjk / letters if letters else 1.0
 
 
 def clean_abstract(raw: str) -> CleanAbstract:

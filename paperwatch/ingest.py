@@ -8,6 +8,7 @@ is :mod:`paperwatch.store`; the Prefect flow in ``flows/ingest.py`` wires both.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,11 +16,17 @@ from pathlib import Path
 
 import polars as pl
 
-from paperwatch.clean import CleanAbstract, clean_abstract
+from paperwatch.clean import (
+    CleanAbstract,
+    clean_abstract,
+    has_unbalanced_markup,
+    latin_or_cjk_share,
+)
 from paperwatch.parse import (
     Header,
     ListingDecodeError,
     decode_listing,
+    parse_header,
     parse_listing,
     sequence_number,
 )
@@ -66,23 +73,35 @@ class PreparedEntry:
 
 @dataclass(frozen=True, slots=True)
 class PreparedFile:
-    """A listing file read, hashed, parsed and cleaned; or the reason it could not be.
+    """A listing file read, hashed, decoded, parsed and cleaned, with the facts the
+    ``listing_files`` suite judges.
 
-    ``error``/``error_line`` are set when the whole file is rejected (not UTF-8,
-    unreadable, too large); ``data`` then keeps its bytes for the quarantine.
+    ``read_detail`` is set when the file was not read (over ``max_file_bytes``);
+    ``nul_detail`` when it holds NUL bytes; ``decode_error`` when it is not UTF-8
+    (with the byte offset and line, and a guess at the encoding). ``data`` keeps
+    the bytes of a file that is not readable text, for the quarantine; ``text``
+    the decoded text of one that is.
     """
 
     stat: ListingFileStat
     sha256: str
     header: Header | None = None
     entries: tuple[PreparedEntry, ...] = ()
-    error: str | None = None
+    read_detail: str | None = None
+    nul_detail: str | None = None
+    decode_error: str | None = None
     error_line: int | None = None
     data: bytes | None = field(default=None, repr=False)
+    text: str | None = field(default=None, repr=False)
 
     @property
     def sequence_number(self) -> int | None:
         return sequence_number(self.stat.name)
+
+    @property
+    def is_text(self) -> bool:
+        """True when the bytes were read and decoded as UTF-8 text."""
+        return self.read_detail is None and self.nul_detail is None and self.decode_error is None
 
 
 def _ignore_reason(name: str) -> str | None:
@@ -165,56 +184,86 @@ def select_changed(
     return [f for f in files if (f.rel, f.size, f.mtime_ns) not in known]
 
 
-def read_listing_file(stat: ListingFileStat) -> bytes:
-    """Read a listing file's bytes.
+def read_listing_file(stat: ListingFileStat, max_bytes: int) -> bytes | None:
+    """Read a listing file's bytes, or None when it is larger than ``max_bytes`` (not read).
 
     Raises:
         FileNotFoundError: it disappeared since the scan.
+        IsADirectoryError: it became a folder since the scan.
         OSError: it cannot be read.
     """
+    if stat.path.stat().st_size > max_bytes:
+        return None
     return stat.path.read_bytes()
 
 
-def prepare_file(stat: ListingFileStat, data: bytes, max_bytes: int) -> PreparedFile:
-    """Hash, decode, parse and clean one listing file's bytes.
+def describe_non_utf8(data: bytes, offset: int) -> str:
+    """Guess what a non-UTF-8 file is, for the quarantine reason.
+
+    Looks at the byte-order mark and magic numbers (PDF, PNG, JPEG, GIF, ZIP,
+    gzip) and otherwise tries Windows-1252, the usual encoding of Latin text
+    that is not UTF-8.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (byte-order mark); save it as UTF-8"
+    for magic, kind in (
+        (b"%PDF", "a PDF document"),
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"GIF8", "a GIF image"),
+        (b"PK\x03\x04", "a ZIP archive (or Office document)"),
+        (b"\x1f\x8b", "a gzip archive"),
+    ):
+        if data.startswith(magic):
+            return f"{kind}, not a listing"
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return "binary data or an unknown encoding"
+    sample = data[max(0, offset - 20) : offset + 20].decode("cp1252", errors="replace")
+    return f"looks like Windows-1252/Latin-1 text (…{' '.join(sample.split())}…); save it as UTF-8"
+
+
+def _nul_detail(data: bytes) -> str | None:
+    offset = data.find(b"\x00")
+    if offset < 0:
+        return None
+    line = data.count(b"\n", 0, offset) + 1
+    return f"first at byte {offset} (line {line}); {describe_non_utf8(data, offset)}"
+
+
+def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) -> PreparedFile:
+    """Hash, decode, parse and clean one listing file's bytes. Never raises for bad content.
 
     Args:
-        stat: the file as scanned (its name and path are used in messages).
-        data: its bytes.
-        max_bytes: larger files are rejected unparsed.
+        stat: the file as scanned (its ``rel`` path names it in messages).
+        data: its bytes, or None when it was not read (larger than ``max_bytes``).
+        max_bytes: the read limit, for the message when ``data`` is None.
 
     Returns:
-        A :class:`PreparedFile`; ``error`` names the byte offset and line when the
-        bytes are not UTF-8, or the size when over ``max_bytes``. Never raises for
-        bad content.
+        A :class:`PreparedFile`. Files that are not readable UTF-8 text carry the
+        reason (with byte offset and line) and keep their bytes; the
+        ``listing_files`` suite decides what that means.
     """
+    if data is None:
+        return PreparedFile(
+            stat=stat,
+            sha256=_sha256_of_path(stat.path),
+            read_detail=f"{stat.size:,} bytes, over the read limit of {max_bytes:,} (setting max_file_bytes)",
+        )
     digest = hashlib.sha256(data).hexdigest()
-    if len(data) > max_bytes:
-        return PreparedFile(
-            stat=stat,
-            sha256=digest,
-            error=f"file is {len(data):,} bytes, over the limit of {max_bytes:,} (setting max_file_bytes)",
-            data=data,
-        )
-    if b"\x00" in data:
-        offset = data.index(b"\x00")
-        line = data.count(b"\n", 0, offset) + 1
-        return PreparedFile(
-            stat=stat,
-            sha256=digest,
-            error=f"contains a NUL byte at byte {offset} (line {line}): binary or UTF-16, not UTF-8 text",
-            error_line=line,
-            data=data,
-        )
+    nul = _nul_detail(data)
+    if nul is not None:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        return PreparedFile(stat=stat, sha256=digest, nul_detail=nul, error_line=line, data=data)
     try:
         text = decode_listing(data, stat.rel)
     except ListingDecodeError as exc:
+        detail = (
+            f"invalid byte at {exc.offset} (line {exc.line}); {describe_non_utf8(data, exc.offset)}"
+        )
         return PreparedFile(
-            stat=stat,
-            sha256=digest,
-            error=f"not valid UTF-8 at byte {exc.offset} (line {exc.line}): {exc.detail}",
-            error_line=exc.line,
-            data=data,
+            stat=stat, sha256=digest, decode_error=detail, error_line=exc.line, data=data
         )
     listing = parse_listing(text)
     entries = []
@@ -228,7 +277,105 @@ def prepare_file(stat: ListingFileStat, data: bytes, max_bytes: int) -> Prepared
                 clean=cleaned if cleaned.abstract else None,
             )
         )
-    return PreparedFile(stat=stat, sha256=digest, header=listing.header, entries=tuple(entries))
+    return PreparedFile(
+        stat=stat, sha256=digest, header=listing.header, entries=tuple(entries), text=text
+    )
+
+
+def _sha256_of_path(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _format_missing(missing: list[int], width: int) -> str:
+    runs: list[str] = []
+    start = prev = missing[0]
+    for number in [*missing[1:], None]:
+        if number is not None and number == prev + 1:
+            prev = number
+            continue
+        runs.append(
+            f"{start:0{width}d}" if start == prev else f"{start:0{width}d}–{prev:0{width}d}"
+        )
+        if number is not None:
+            start = prev = number
+    return ", ".join(runs)
+
+
+def sequence_gaps(numbers: Iterable[int], known: Iterable[int], width: int = 3) -> dict[int, str]:
+    """For each of ``numbers``, the sequence numbers missing just before it, if any.
+
+    A number ``n`` has a gap when the largest number below it among ``known`` and
+    ``numbers`` is not ``n - 1``; numbers below the smallest one seen are not
+    counted as missing (a folder may start mid-sequence).
+
+    Returns:
+        ``{n: "001"}`` or ``{n: "004–007"}`` for the numbers that follow a gap
+        (zero-padded to ``width`` digits).
+    """
+    everything = sorted(set(known) | set(numbers))
+    gaps: dict[int, str] = {}
+    for previous, current in itertools.pairwise(everything):
+        if current - previous > 1 and current in set(numbers):
+            gaps[current] = _format_missing(list(range(previous + 1, current)), width)
+    return gaps
+
+
+FILE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "file": pl.String,
+    "size_bytes": pl.Int64,
+    "readable": pl.Boolean,
+    "read_detail": pl.String,
+    "has_nul": pl.Boolean,
+    "nul_detail": pl.String,
+    "decodes_utf8": pl.Boolean,
+    "decode_error": pl.String,
+    "entry_count": pl.Int32,
+    "has_header": pl.Boolean,
+    "sequence_number": pl.Int32,
+    "sequence_gap": pl.String,
+}
+
+
+def files_frame(
+    files: Iterable[PreparedFile], known_sequence_numbers: Iterable[int]
+) -> pl.DataFrame:
+    """One row per prepared file with the facts the ``listing_files`` suite checks.
+
+    Args:
+        files: the batch, in order.
+        known_sequence_numbers: sequence numbers of files recorded before this batch.
+
+    Returns:
+        A frame with the columns of ``FILE_SCHEMA``; ``entry_count`` is null for a
+        file that is not readable text, ``sequence_gap`` null when there is no gap.
+    """
+    files = list(files)
+    numbers = [f.sequence_number for f in files if f.sequence_number is not None]
+    gaps = sequence_gaps(numbers, known_sequence_numbers)
+    rows = [
+        {
+            "file": f.stat.rel,
+            "size_bytes": f.stat.size,
+            "readable": f.read_detail is None,
+            "read_detail": f.read_detail,
+            "has_nul": f.nul_detail is not None,
+            "nul_detail": f.nul_detail,
+            "decodes_utf8": f.read_detail is None
+            and f.nul_detail is None
+            and f.decode_error is None,
+            "decode_error": f.decode_error,
+            "entry_count": len(f.entries) if f.is_text else None,
+            "has_header": f.header is not None,
+            "sequence_number": f.sequence_number,
+            "sequence_gap": gaps.get(f.sequence_number) if f.sequence_number is not None else None,
+        }
+        for f in files
+    ]
+    return pl.DataFrame(rows, schema=FILE_SCHEMA)
 
 
 ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -243,20 +390,24 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "method_name": pl.String,
     "first_sentence": pl.String,
     "code_urls": pl.List(pl.String),
+    "is_header_line": pl.Boolean,
+    "unbalanced_markup": pl.Boolean,
+    "latin_or_cjk_share": pl.Float64,
 }
 
 
 def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
-    """One row per entry of the readable files, in file then position order.
+    """One row per entry of the files that are readable text, in file then position order.
 
     Columns (see ``ENTRY_SCHEMA``): file (the ``rel`` path), position, line,
     abstract (None when empty after cleaning), abstract_raw, word_count,
-    char_count, paper_id, method_name, first_sentence, code_urls. This is the
-    batch that the ``papers`` expectation suite validates.
+    char_count, paper_id, method_name, first_sentence, code_urls, and the facts
+    the ``papers`` suite checks: is_header_line, unbalanced_markup,
+    latin_or_cjk_share (0-1, rounded to 3 decimals).
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
     for prepared in files:
-        if prepared.error is not None:
+        if not prepared.is_text:
             continue
         for entry in prepared.entries:
             c = entry.clean
@@ -271,4 +422,9 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["method_name"].append(c.method_name if c else None)
             rows["first_sentence"].append(c.first_sentence if c else None)
             rows["code_urls"].append(list(c.code_urls) if c else [])
+            rows["is_header_line"].append(parse_header(entry.raw_text) is not None)
+            rows["unbalanced_markup"].append(has_unbalanced_markup(c.abstract) if c else False)
+            rows["latin_or_cjk_share"].append(
+                round(latin_or_cjk_share(c.abstract), 3) if c else 1.0
+            )
     return pl.DataFrame(rows, schema=ENTRY_SCHEMA)

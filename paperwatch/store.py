@@ -24,7 +24,21 @@ import duckdb
 import polars as pl
 
 from paperwatch.ingest import PreparedFile
-from paperwatch.validate import SuiteResult
+from paperwatch.validate import SuiteResult, failure_reasons
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedFile:
+    """One file's rows of the suite batches and the suite results restricted to them.
+
+    ``file_row`` is its one-row slice of :func:`paperwatch.ingest.files_frame`;
+    ``entries`` its rows of :func:`paperwatch.ingest.entries_frame` (position order).
+    """
+
+    file_row: pl.DataFrame
+    file_checks: SuiteResult
+    entries: pl.DataFrame
+    entry_checks: SuiteResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +70,36 @@ def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
     """(path, size, mtime_ns) of every recorded file, for the stat-first scan."""
     rows = con.execute("select path, size_bytes, mtime_ns from listing_files").fetchall()
     return {(str(p), int(s), int(m)) for p, s, m in rows}
+
+
+def known_sequence_numbers(con: duckdb.DuckDBPyConnection) -> set[int]:
+    """Sequence numbers of the listing files recorded so far (copies excluded)."""
+    rows = con.execute(
+        "select distinct sequence_number from listing_files "
+        "where sequence_number is not null and status <> 'duplicate'"
+    ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def record_ignored(
+    con: duckdb.DuckDBPyConnection, ignored: list[tuple[str, str]], run: RunContext
+) -> list[tuple[str, str]]:
+    """Record passed-over paths; return those not recorded before (to mention once)."""
+    if not ignored:
+        return []
+    known = {r[0] for r in con.execute("select path from ignored_paths").fetchall()}
+    fresh = [(path, reason) for path, reason in ignored if path not in known]
+    if fresh:
+        frame = pl.DataFrame(
+            {
+                "path": [p for p, _ in fresh],
+                "reason": [r for _, r in fresh],
+                "first_seen": [run.as_of] * len(fresh),
+                "run_id": [run.run_id] * len(fresh),
+            }
+        )
+        _insert_frame(con, "ignored_paths", frame)
+    return fresh
 
 
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
@@ -124,8 +168,7 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
 def load_file(
     con: duckdb.DuckDBPyConnection,
     prepared: PreparedFile,
-    entries: pl.DataFrame,
-    validation: SuiteResult,
+    checked: CheckedFile,
     run: RunContext,
 ) -> FileOutcome:
     """Load one prepared file in one transaction.
@@ -133,8 +176,7 @@ def load_file(
     Args:
         con: a read-write connection with the schema applied.
         prepared: the file (from :func:`paperwatch.ingest.prepare_file`).
-        entries: this file's rows of :func:`paperwatch.ingest.entries_frame`, in position order.
-        validation: the ``papers`` suite result restricted to these rows.
+        checked: its rows and suite results (``listing_files`` and ``papers``).
         run: the run's id and clock.
 
     Returns:
@@ -145,7 +187,7 @@ def load_file(
     """
     con.execute("begin transaction")
     try:
-        outcome = _load_file(con, prepared, entries, validation, run)
+        outcome = _load_file(con, prepared, checked, run)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
@@ -156,11 +198,11 @@ def load_file(
 def _load_file(
     con: duckdb.DuckDBPyConnection,
     prepared: PreparedFile,
-    entries: pl.DataFrame,
-    validation: SuiteResult,
+    checked: CheckedFile,
     run: RunContext,
 ) -> FileOutcome:
     rel = prepared.stat.rel
+    entries, validation = checked.entries, checked.entry_checks
     same = con.execute(
         "select file_id from listing_files where path = ? and sha256 = ?", [rel, prepared.sha256]
     ).fetchone()
@@ -206,24 +248,45 @@ def _load_file(
             reason=reason,
         )
 
-    if prepared.error is not None:
-        file_id = _insert_file_row(con, row | {"status": "quarantined", "reason": prepared.error})
+    file_failures = checked.file_checks.critical_failures().get(0, [])
+    if file_failures:
+        reasons = failure_reasons(checked.file_row, 0, file_failures)
+        file_id = _insert_file_row(
+            con,
+            row
+            | {
+                "status": "quarantined",
+                "reason": "; ".join(reasons),
+                "entry_count": len(prepared.entries) if prepared.is_text else None,
+                "entries_loaded": 0,
+                "entries_quarantined": len(prepared.entries) if prepared.is_text else 0,
+            },
+        )
+        _validation_rows(con, checked.file_checks, file_id, run)
         con.execute(
-            "insert into quarantine (kind, file_id, path, line, raw_bytes, reasons, expectations, "
-            "quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "insert into quarantine (kind, file_id, path, line, raw_text, raw_bytes, reasons, "
+            "expectations, quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 file_id,
                 rel,
                 prepared.error_line,
-                prepared.data,
-                [prepared.error],
-                ["listing_files.readable_utf8_text"],
+                prepared.text,
+                None if prepared.is_text else prepared.data,
+                reasons,
+                [f"{r.suite}.{r.expectation}" for r in file_failures],
                 run.as_of,
                 run.week,
                 run.run_id,
             ],
         )
-        return FileOutcome(rel=rel, status="quarantined", file_id=file_id, reason=prepared.error)
+        return FileOutcome(
+            rel=rel,
+            status="quarantined",
+            file_id=file_id,
+            reason="; ".join(reasons),
+            entries=len(prepared.entries),
+            entries_quarantined=len(prepared.entries),
+        )
 
     failures = validation.critical_failures()
     file_id = _insert_file_row(
@@ -237,6 +300,7 @@ def _load_file(
             "entries_loaded": entries.height - len(failures),
         },
     )
+    _validation_rows(con, checked.file_checks, file_id, run)
     _validation_rows(con, validation, file_id, run)
 
     failed_index = sorted(failures)
@@ -250,7 +314,7 @@ def _load_file(
                 "position": bad["position"],
                 "line": bad["line"],
                 "raw_text": bad["abstract_raw"],
-                "reasons": [[r.reason for r in failures[i]] for i in failed_index],
+                "reasons": [failure_reasons(entries, i, failures[i]) for i in failed_index],
                 "expectations": [
                     [f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index
                 ],

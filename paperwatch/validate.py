@@ -6,7 +6,9 @@ carries paperwatch's policy, so that policy lives in the suite file, not in code
 
 - ``severity``: ``critical`` (the failing rows are not loaded: they are
   quarantined) or ``warning`` (loaded, and reported);
-- ``reason``: the plain-language reason written to ``quarantine`` and the report.
+- ``reason``: the plain-language reason written to ``quarantine`` and the report;
+- ``detail_column`` (optional): a column of the batch whose value, for a failing
+  row, is appended to the reason ("not UTF-8 text: invalid byte at 120, line 3").
 
 Only column-map expectations and compound uniqueness are used, so every failure
 maps to rows (``unexpected_index_list``) and a batch spanning several files can be
@@ -61,6 +63,7 @@ class ExpectationResult:
     unexpected_examples: tuple[str, ...]
     failed_rows: tuple[int, ...]
     details: str = ""
+    detail_column: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +103,23 @@ class SuiteResult:
                     unexpected_examples=r.unexpected_examples if failed else (),
                     failed_rows=failed,
                     details=r.details,
+                    detail_column=r.detail_column,
                 )
             )
         return SuiteResult(self.suite, tuple(restricted))
+
+
+def failure_reasons(frame: pl.DataFrame, row: int, failed: list[ExpectationResult]) -> list[str]:
+    """The plain-language reasons of ``failed`` for one row, with the row's detail appended."""
+    reasons = []
+    for result in failed:
+        reason = result.reason
+        if result.detail_column and result.detail_column in frame.columns:
+            value = frame[result.detail_column][row]
+            if value is not None and value != "":
+                reason = f"{reason}: {value}"
+        reasons.append(reason)
+    return reasons
 
 
 @cache
@@ -221,6 +238,7 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                     unexpected_count=0,
                     unexpected_examples=(),
                     failed_rows=(),
+                    detail_column=s["meta"].get("detail_column"),
                 )
                 for s in specs
             ),
@@ -257,6 +275,7 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                 ),
                 failed_rows=() if broken else failed,
                 details=broken or "",
+                detail_column=meta.get("detail_column"),
             )
         )
     results.sort(key=lambda result: order.get(result.expectation, len(order)))

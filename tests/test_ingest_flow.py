@@ -56,7 +56,16 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
         database,
         "select count(*), count(*) filter (where outcome = 'passed') from validation_results",
     )
-    assert checks == [(12, 12)]  # 4 expectations x 3 files
+    assert checks == [(57, 56)]  # (8 file + 11 entry expectations) x 3 files
+    failed = rows(
+        database,
+        "select f.name, v.suite, v.expectation, v.severity, v.unexpected_examples "
+        "from validation_results v join listing_files f using (file_id) where v.outcome <> 'passed'",
+    )
+    assert failed == [
+        ("002_bf103a832150c832.txt", "listing_files", "expect_column_values_to_be_null(sequence_gap)",
+         "warning", ["001"]),
+    ]
     assert rows(database, "select status, files_loaded, new_papers from ingest_runs") == [
         ("completed", 3, 54)
     ]
@@ -120,7 +129,10 @@ def test_non_utf8_file_is_quarantined_and_others_load(seed_folder: Path, databas
             "file",
             "004_0123456789abcdef.txt",
             3,
-            [f"not valid UTF-8 at byte {offset} (line 3): invalid continuation byte"],
+            [
+                f"not UTF-8 text: invalid byte at {offset} (line 3); looks like Windows-1252/Latin-1 "
+                "text (…pers A study of café recommendation wit…); save it as UTF-8"
+            ],
             len(latin1),
         )
     ]
