@@ -7,5 +7,5 @@ create table if not exists reports (
     recipients varchar[],
     message_id varchar,
     error varchar,
-    at timestamptz not null
+    happened_at timestamptz not null
 );
