@@ -44,6 +44,19 @@ class TrendingSettings(BaseModel):
     baseline_weeks: int = Field(default=4, ge=1, le=104, description="Earlier ISO weeks forming the baseline.")
     min_support: int = Field(default=3, ge=1, description="Papers a term needs this week to be scored.")
     top_n: int = Field(default=15, ge=1, le=200, description="Rising and falling terms shown in the report.")
+    prior_papers: float = Field(
+        default=100.0,
+        gt=0,
+        description="Weight of the informative Dirichlet prior: papers at the pooled rate.",
+    )
+    min_z: float = Field(
+        default=1.96,
+        ge=0,
+        description="A term rises/falls only when |z| reaches this (1.96: 5 % two-sided).",
+    )
+    examples_per_term: int = Field(
+        default=3, ge=0, le=20, description="Papers listed under each term."
+    )
 
 
 class SmtpSettings(BaseModel):
