@@ -57,6 +57,19 @@ class TrendingSettings(BaseModel):
     top_n: int = Field(
         default=15, ge=1, le=200, description="Rising and falling terms shown in the report."
     )
+    prior_papers: float = Field(
+        default=100.0,
+        gt=0,
+        description="Weight of the informative Dirichlet prior: papers at the pooled rate.",
+    )
+    min_z: float = Field(
+        default=1.96,
+        ge=0,
+        description="A term rises/falls only when |z| reaches this (1.96: 5 % two-sided).",
+    )
+    examples_per_term: int = Field(
+        default=3, ge=0, le=20, description="Papers listed under each term."
+    )
 
 
 class SmtpSettings(BaseModel):

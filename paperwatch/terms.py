@@ -1,0 +1,725 @@
+"""Terms of abstracts and which of them trend this week. Pure, vectorised functions (Polars).
+
+The rules are written down in docs/terms.md; tests/test_terms.py pins them.
+
+Extraction (:func:`extract_terms`) turns clean abstracts (markup already removed by
+:func:`paperwatch.clean.strip_markup`) into one row per (paper, term):
+
+- *Tokens*: runs of letters/digits joined by inner hyphens or apostrophes ("vision-language",
+  "state-of-the-art"), decimal numbers ("1.38", "GPT-3.5"); every other non-space character,
+  and every URL or domain name, is a boundary that no phrase crosses.
+- *Forms*: a token with two upper-case letters in one hyphen-separated part is an acronym or
+  a name and is kept as written ("LLM", "KV", "LoRA", "Ha-FCL"), its plural merged
+  ("LLMs" → "LLM"); every other word is lower-cased and singularised by
+  :func:`singular_expr` ("models" → "model", "strategies" → "strategy").
+- *Terms*: single words and phrases of two or three consecutive words in the same clause. No
+  term is, starts with or ends with a stop word; "of" and "to" may sit inside a three-word
+  phrase ("mixture of experts": the word after "of" keeps its number). Generic research
+  nouns ("model", "method", "data") are not terms alone, and a phrase made only of them is
+  dropped. Words of five letters or more ending in -ly are taken for adverbs and treated as
+  stop words, except :data:`NOT_ADVERBS` ("anomaly", "family", "early"). Numbers alone and
+  single letters are never terms. The word lists are in
+  ``paperwatch/data/`` with their sources.
+- *Acronyms defined in the abstract* ("Federated Continual Learning (FCL)"): the expansion is
+  found by the initials of the last one to eight words before the parenthesis (hyphenated
+  parts count; "of"/"and"/... may be skipped), after Schwartz & Hearst (2003), "A simple
+  algorithm for identifying abbreviation definitions in biomedical text", PSB 8:451-462.
+  In that paper the acronym and the expansion are one term whose canonical form is the
+  expansion as a term ("federated continual learning"), or the acronym as written when the
+  expansion is not itself a term (longer than three words, or starting/ending with a stop
+  word). The definition itself is counted once.
+- *CJK text* (Han, Hiragana, Katakana; no spaces): character bigrams and trigrams of each run,
+  except those holding a Chinese function character (的, 了, 是, ...).
+
+Scoring (:func:`score_trending_terms`) compares a week's document frequencies with a baseline
+of earlier weeks by the log-odds ratio with an informative Dirichlet prior of Monroe, Colaresi
+and Quinn (2008); :func:`frequent_terms` lists a week's most frequent terms when there is no
+baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+
+#: Folder of the word lists.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: Bump when the extraction rules change: papers extracted by an older version are re-extracted.
+EXTRACTOR_VERSION = 1
+
+#: Papers extracted per Polars batch (bounds memory: about 250 tokens per abstract).
+BATCH_SIZE = 20_000
+
+#: Stop words that may stand inside a three-word phrase.
+CONNECTORS = ("of", "to")
+
+#: Longest acronym expansion searched, in words.
+MAX_EXPANSION_WORDS = 8
+
+#: Longest token kept as a term word, in characters (longer ones are hashes, paths, garbage).
+MAX_TOKEN_CHARS = 40
+
+_CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}ー"
+_W = r"[\p{L}\p{N}\p{M}--\p{Han}\p{Hiragana}\p{Katakana}ー]"  # a letter or digit, not CJK
+_WORD = rf"{_W}+(?:[\-'’]{_W}+|\.\p{{N}}{_W}*)*"
+_URL = (
+    r"https?://\S+|www\.\S+"
+    r"|(?:[\p{L}\p{N}_\-]+\.)+(?:com|org|io|net|edu|ai|dev|gov|html|pdf)(?:/\S*)?"
+)
+_CJK_RUN = rf"[{_CJK_CLASS}]+"
+#: One token: a URL, a CJK run, a word, or any other single non-space character (a boundary).
+TOKEN_PATTERN = rf"{_URL}|{_CJK_RUN}|{_WORD}|\S"
+#: An acronym definition: one to eight words, then a parenthesised token with upper-case letters.
+_DEFINITION = rf"\b(?:{_WORD}\s+){{1,{MAX_EXPANSION_WORDS}}}\([\p{{L}}\p{{N}}\-]{{2,12}}\)"
+_NUMBER = r"^\p{N}+(?:[.,]\p{N}+)*(?:x|×|k|m|b|%)?$"
+_ACRONYM_PART = r"\p{Lu}[^\-]*\p{Lu}"
+_ACRONYM_PLURAL = r"([\p{Lu}\p{N}])s$"
+
+#: Irregular plurals and words the suffix rules below would get wrong.
+IRREGULAR_SINGULARS: dict[str, str] = {
+    "indices": "index",
+    "matrices": "matrix",
+    "vertices": "vertex",
+    "apices": "apex",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "hypotheses": "hypothesis",
+    "analyses": "analysis",
+    "syntheses": "synthesis",
+    "theses": "thesis",
+    "bases": "basis",
+    "diagnoses": "diagnosis",
+    "parentheses": "parenthesis",
+    "axes": "axis",
+    "children": "child",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "mice": "mouse",
+    "teeth": "tooth",
+    "feet": "foot",
+    "geese": "goose",
+    "caches": "cache",
+    "niches": "niche",
+    "movies": "movie",
+    "cookies": "cookie",
+    "calories": "calorie",
+    "zombies": "zombie",
+    "biases": "bias",
+    "aliases": "alias",
+    "atlases": "atlas",
+    "canvases": "canvas",
+    "lenses": "lens",
+    "buses": "bus",
+    "statuses": "status",
+    "viruses": "virus",
+    "corpora": "corpus",
+    "genera": "genus",
+    "leaves": "leaf",
+    "halves": "half",
+    "shelves": "shelf",
+    "wolves": "wolf",
+    "lives": "life",
+    "knives": "knife",
+    "wives": "wife",
+}
+#: Words ending in -s that are not plurals (fields of study, mass nouns, adverbs).
+INVARIANT_WORDS = frozenset(
+    [
+        "news",
+        "series",
+        "species",
+        "means",
+        "lens",
+        "bias",
+        "alias",
+        "atlas",
+        "canvas",
+        "chaos",
+        "gas",
+        "ethos",
+        "pathos",
+        "thermos",
+        "physics",
+        "mathematics",
+        "statistics",
+        "dynamics",
+        "robotics",
+        "economics",
+        "linguistics",
+        "genomics",
+        "proteomics",
+        "ethics",
+        "graphics",
+        "analytics",
+        "kinematics",
+        "semantics",
+        "pragmatics",
+        "mechanics",
+        "optics",
+        "electronics",
+        "logistics",
+        "informatics",
+        "politics",
+        "acoustics",
+        "photonics",
+        "aerodynamics",
+        "thermodynamics",
+        "biomechanics",
+        "cybernetics",
+        "diabetes",
+        "measles",
+        "always",
+        "perhaps",
+        "whereas",
+    ]
+)
+
+
+#: Words ending in -ly that are not adverbs (every other word of 5+ letters ending in -ly is
+#: an adverb or an adjective like "costly", and is treated as a stop word).
+NOT_ADVERBS = frozenset(
+    [
+        "anomaly",
+        "anomalies",
+        "family",
+        "assembly",
+        "supply",
+        "reply",
+        "italy",
+        "monopoly",
+        "butterfly",
+        "firefly",
+        "rally",
+        "ally",
+        "jelly",
+        "belly",
+        "homily",
+        "early",
+        "holy",
+        "poly",
+    ]
+)
+
+
+def _read_words(name: str) -> frozenset[str]:
+    text = (DATA_DIR / name).read_text(encoding="utf-8")
+    words = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return frozenset(word for word in words if word)
+
+
+@cache
+def stop_words() -> frozenset[str]:
+    """The stop words of ``paperwatch/data/stopwords.txt`` (lowercase, ASCII apostrophes)."""
+    return _read_words("stopwords.txt")
+
+
+@cache
+def generic_terms() -> frozenset[str]:
+    """The generic research nouns of ``paperwatch/data/generic_terms.txt`` (singular)."""
+    return _read_words("generic_terms.txt")
+
+
+@cache
+def cjk_stop_chars() -> frozenset[str]:
+    """The Chinese function characters of ``paperwatch/data/stopchars_zh.txt``."""
+    return _read_words("stopchars_zh.txt")
+
+
+def singular_expr(word: pl.Expr) -> pl.Expr:
+    """Singular form of lowercase words, as a Polars expression (no dictionary download).
+
+    Rules, first match wins:
+
+    1. :data:`IRREGULAR_SINGULARS` (indices → index, caches → cache, biases → bias);
+    2. unchanged: words of three letters or fewer, :data:`INVARIANT_WORDS`, words not ending
+       in "s", and words ending in -ss, -us, -is, -ous, -'s (loss, corpus, basis, various);
+    3. -ies → -y after a consonant (strategies → strategy, queries → query);
+    4. -sses, -xes, -zzes, -ches, -shes lose "es" (losses → loss, boxes → box,
+       approaches → approach);
+    5. otherwise the final "s" goes (models → model, responses → response).
+
+    Hyphenated words follow their last part ("vision-language models" → "... model").
+    """
+    irregular = pl.DataFrame(
+        {"plural": list(IRREGULAR_SINGULARS), "singular": list(IRREGULAR_SINGULARS.values())}
+    )
+    last_part = word.str.extract(r"([^\-]*)$", 1)
+    return (
+        pl.when(last_part.is_in(irregular["plural"].implode()))
+        .then(
+            word.str.slice(0, word.str.len_chars() - last_part.str.len_chars())
+            + last_part.replace_strict(
+                irregular["plural"], irregular["singular"], default=last_part
+            )
+        )
+        .when(
+            (last_part.str.len_chars() <= 3)
+            | last_part.is_in(list(INVARIANT_WORDS))
+            | ~word.str.ends_with("s")
+            | word.str.contains(r"(?:ss|us|is|ous|'s)$")
+        )
+        .then(word)
+        .when(word.str.contains(r"[^aeiou]ies$"))
+        .then(word.str.replace(r"ies$", "y"))
+        .when(word.str.contains(r"(?:sses|xes|zzes|ches|shes)$"))
+        .then(word.str.replace(r"es$", ""))
+        .otherwise(word.str.replace(r"s$", ""))
+    )
+
+
+def _vocabulary(tokens: pl.DataFrame) -> pl.DataFrame:
+    """Per distinct token: its term form, the form after "of", and its flags."""
+    stops = list(stop_words())
+    generic = list(generic_terms())
+    tok = pl.col("tok")
+    norm = tok.str.replace_all("’", "'").str.replace(r"'s$", "")
+    lower = pl.col("norm").str.to_lowercase()
+    vocab = tokens.select(tok.unique()).with_columns(norm=norm)
+    vocab = vocab.with_columns(
+        is_url=tok.str.contains(rf"^(?:{_URL})$"),
+        is_cjk=tok.str.contains(rf"^{_CJK_RUN}$"),
+        is_word=tok.str.contains(rf"^{_WORD}$") & tok.str.contains(r"\p{L}"),
+        is_acronym=pl.col("norm").str.contains(_ACRONYM_PART),
+        lower=lower,
+    )
+    vocab = vocab.with_columns(
+        acronym=pl.col("norm").str.replace(_ACRONYM_PLURAL, "${1}"),
+        singular=singular_expr(pl.col("lower")),
+    )
+    vocab = vocab.with_columns(
+        w=pl.when(pl.col("is_acronym")).then(pl.col("acronym")).otherwise(pl.col("singular")),
+        w_of=pl.when(pl.col("is_acronym")).then(pl.col("acronym")).otherwise(pl.col("lower")),
+    )
+    is_stop = (
+        ~pl.col("is_word")
+        | (
+            pl.col("lower").str.ends_with("ly")
+            & (pl.col("lower").str.len_chars() > 4)
+            & ~pl.col("lower").is_in(list(NOT_ADVERBS))
+        )
+        | pl.col("is_url")
+        | pl.col("lower").is_in(stops)
+        | pl.col("singular").is_in(stops)
+        | (pl.col("lower").str.len_chars() < 2)
+        | pl.col("lower").str.contains(_NUMBER)
+        | (pl.col("lower").str.len_chars() > MAX_TOKEN_CHARS)
+    )
+    return vocab.with_columns(
+        ok=~is_stop,
+        conn=pl.col("lower").is_in(list(CONNECTORS)),
+        generic=pl.col("singular").is_in(generic) | pl.col("lower").is_in(generic),
+    ).select("tok", "w", "w_of", "lower", "ok", "conn", "generic", "is_cjk")
+
+
+def _ngrams(tokens: pl.DataFrame) -> pl.DataFrame:
+    """Unigrams, bigrams and trigrams of word tokens: rows (doc, term)."""
+    ahead = tokens.with_columns(
+        [pl.col(c).shift(-1).alias(f"{c}1") for c in ("doc", "w", "lower", "ok", "conn", "generic")]
+        + [pl.col(c).shift(-2).alias(f"{c}2") for c in ("doc", "w", "w_of", "ok", "generic")]
+    )
+    unigrams = ahead.filter(pl.col("ok") & ~pl.col("generic")).select("doc", term=pl.col("w"))
+    bigrams = ahead.filter(
+        pl.col("ok")
+        & pl.col("ok1")
+        & (pl.col("doc1") == pl.col("doc"))
+        & ~(pl.col("generic") & pl.col("generic1"))
+    ).select("doc", term=pl.concat_str("w", "w1", separator=" "))
+    middle_is_word = pl.col("ok1") & ~pl.col("conn1")
+    trigrams = ahead.filter(
+        pl.col("ok")
+        & pl.col("ok2")
+        & (pl.col("ok1") | pl.col("conn1"))
+        & (pl.col("doc2") == pl.col("doc"))
+        & ~(pl.col("generic") & (pl.col("generic1") | pl.col("conn1")) & pl.col("generic2"))
+    ).select(
+        "doc",
+        term=pl.concat_str(
+            "w",
+            pl.when(middle_is_word).then(pl.col("w1")).otherwise(pl.col("lower1")),
+            pl.when(pl.col("lower1") == "of").then(pl.col("w_of2")).otherwise(pl.col("w2")),
+            separator=" ",
+        ),
+    )
+    return pl.concat([unigrams, bigrams, trigrams])
+
+
+def _cjk_ngrams(tokens: pl.DataFrame) -> pl.DataFrame:
+    """Character bigrams and trigrams of CJK runs: rows (doc, term)."""
+    runs = tokens.filter(pl.col("is_cjk")).select("doc", run=pl.col("tok"))
+    if runs.height == 0:
+        return pl.DataFrame(schema={"doc": pl.UInt32, "term": pl.String})
+    stop = list(cjk_stop_chars())
+    parts = []
+    for size in (2, 3):
+        grams = (
+            runs.with_columns(start=pl.int_ranges(0, pl.col("run").str.len_chars() - size + 1))
+            .explode("start")
+            .drop_nulls("start")
+            .select("doc", term=pl.col("run").str.slice(pl.col("start"), size))
+        )
+        parts.append(grams)
+    pattern = "[" + "".join(sorted(stop)) + "]"
+    return pl.concat(parts).filter(~pl.col("term").str.contains(pattern))
+
+
+def _definitions(docs: pl.DataFrame, vocab: pl.DataFrame) -> pl.DataFrame:
+    """Acronyms defined in each abstract: rows (doc, acronym, canonical, expansion_is_term)."""
+    stops = list(stop_words())
+    found = (
+        docs.select("doc", d=pl.col("abstract").str.extract_all(_DEFINITION))
+        .explode("d")
+        .drop_nulls("d")
+        .with_columns(
+            words=pl.col("d").str.extract(r"^(.*?)\s*\([^()]*\)$", 1).str.split(" "),
+            acronym=pl.col("d")
+            .str.extract(r"\(([^()]*)\)$", 1)
+            .str.replace(_ACRONYM_PLURAL, "${1}"),
+        )
+        .filter(pl.col("acronym").str.contains(r"\p{Lu}.*\p{Lu}"))
+    )
+    if found.height == 0:
+        return pl.DataFrame(
+            schema={
+                "doc": pl.UInt32,
+                "acronym": pl.String,
+                "canonical": pl.String,
+                "expansion_is_term": pl.Boolean,
+            }
+        )
+    letters_upper = pl.col("acronym").str.replace_all(r"[^\p{Lu}]", "").str.to_lowercase()
+    letters_all = pl.col("acronym").str.replace_all(r"[^\p{L}]", "").str.to_lowercase()
+    parts = pl.col("cand").list.join(" ").str.replace_all("-", " ").str.split(" ")
+    initial = pl.element().str.slice(0, 1)
+    candidates = (
+        found.with_row_index("def")
+        .with_columns(k=pl.int_ranges(1, pl.col("words").list.len() + 1))
+        .explode("k")
+        .with_columns(cand=pl.col("words").list.tail(pl.col("k")))
+        .with_columns(parts=parts)
+        .with_columns(
+            all_initials=pl.col("parts").list.eval(initial).list.join("").str.to_lowercase(),
+            content_initials=pl.col("parts")
+            .list.eval(pl.element().filter(~pl.element().str.to_lowercase().is_in(stops)))
+            .list.eval(initial)
+            .list.join("")
+            .str.to_lowercase(),
+            first_lower=pl.col("cand").list.first().str.to_lowercase(),
+        )
+    )
+    matches = candidates.filter(
+        (
+            (pl.col("all_initials") == letters_upper)
+            | (pl.col("all_initials") == letters_all)
+            | (pl.col("content_initials") == letters_upper)
+            | (pl.col("content_initials") == letters_all)
+        )
+        & ~pl.col("first_lower").is_in(stops)
+        & (letters_upper.str.len_chars() >= 2)
+    )
+    best = matches.sort("doc", "acronym", "k", "def").unique(
+        subset=["doc", "acronym"], keep="first", maintain_order=True
+    )
+    # The expansion's words in their term forms (same tokens and vocabulary as the text).
+    words = (
+        best.select("doc", "acronym", expansion=pl.col("cand").list.join(" "))
+        .with_columns(tok=pl.col("expansion").str.extract_all(TOKEN_PATTERN))
+        .with_columns(n_words=pl.col("tok").list.len())
+        .explode("tok")
+        .with_columns(i=pl.int_range(pl.len()).over("doc", "acronym"))
+        .join(vocab, on="tok", how="left")
+        .with_columns(after_of=(pl.col("lower").shift(1).over("doc", "acronym") == "of"))
+    )
+    form = pl.when(pl.col("after_of")).then(pl.col("w_of")).otherwise(pl.col("w"))
+    first_or_last = (pl.col("i") == 0) | (pl.col("i") == pl.col("n_words") - 1)
+    word_ok = pl.col("ok") | (~first_or_last & pl.col("conn"))
+    expansions = (
+        words.sort("doc", "acronym", "i")
+        .group_by("doc", "acronym", maintain_order=True)
+        .agg(
+            canonical=form.str.join(" "),
+            valid=(word_ok.fill_null(False).all() & (pl.len() <= 3) & ~pl.col("generic").all()),
+        )
+    )
+    return expansions.select(
+        "doc",
+        "acronym",
+        canonical=pl.when(pl.col("valid")).then(pl.col("canonical")).otherwise(pl.col("acronym")),
+        expansion_is_term=pl.col("valid"),
+    )
+
+
+def _extract_batch(papers: pl.DataFrame) -> pl.DataFrame:
+    docs = papers.select(
+        pl.col("paper_id").cast(pl.String), pl.col("abstract").cast(pl.String).fill_null("")
+    ).with_row_index("doc")
+    tokens = (
+        docs.select("doc", tok=pl.col("abstract").str.extract_all(TOKEN_PATTERN))
+        .explode("tok")
+        .drop_nulls("tok")
+    )
+    vocab = _vocabulary(tokens)
+    tokens = tokens.join(vocab, on="tok", how="left", maintain_order="left")
+    grams = pl.concat([_ngrams(tokens), _cjk_ngrams(tokens)])
+    counts = grams.group_by("doc", "term").agg(n=pl.len().cast(pl.Int64))
+
+    aliases = _definitions(docs, vocab)
+    if aliases.height:
+        counts = (
+            counts.join(aliases, left_on=["doc", "term"], right_on=["doc", "acronym"], how="left")
+            .with_columns(
+                from_acronym=pl.col("canonical").is_not_null() & pl.col("expansion_is_term"),
+                term=pl.coalesce("canonical", "term"),
+            )
+            .group_by("doc", "term")
+            .agg(
+                n=pl.col("n").sum(),
+                both=pl.col("from_acronym").any() & (~pl.col("from_acronym")).any(),
+            )
+            # "Expansion (ACR)" is one mention, counted once by each side: count it once.
+            .select("doc", "term", n=pl.col("n") - pl.col("both").cast(pl.Int64))
+        )
+    return (
+        counts.join(docs.select("doc", "paper_id"), on="doc")
+        .sort("doc", "term")
+        .select("paper_id", "term", pl.col("n").cast(pl.Int32))
+    )
+
+
+def extract_terms(papers: pl.DataFrame, batch_size: int = BATCH_SIZE) -> pl.DataFrame:
+    """Terms of each paper, with their number of occurrences.
+
+    Args:
+        papers: columns ``paper_id`` (str, unique) and ``abstract`` (str, clean text as
+            produced by :func:`paperwatch.clean.strip_markup`; null counts as empty).
+            Other columns are ignored; a repeated ``paper_id`` keeps its first row.
+        batch_size: papers processed per Polars batch (memory bound, not a result change).
+
+    Returns:
+        One row per (paper_id, term), sorted by paper_id then term, with columns
+        ``paper_id`` (str), ``term`` (str, canonical form, see the module docstring) and
+        ``n`` (Int32, occurrences in that abstract, ≥ 1). A paper without terms has no
+        row. Document frequency is the number of rows of a term.
+
+    Raises:
+        polars.exceptions.ColumnNotFoundError: ``paper_id`` or ``abstract`` is missing.
+    """
+    papers = (
+        papers.select("paper_id", "abstract")
+        .unique(subset="paper_id", keep="first", maintain_order=True)
+        .sort("paper_id")
+    )
+    out = [
+        _extract_batch(papers.slice(offset, batch_size))
+        for offset in range(0, papers.height, batch_size)
+    ]
+    if not out:
+        return pl.DataFrame(schema={"paper_id": pl.String, "term": pl.String, "n": pl.Int32})
+    return pl.concat(out)  # batches are sorted slices of input sorted by paper_id
+
+
+def document_frequencies(paper_terms: pl.DataFrame) -> pl.DataFrame:
+    """Papers per term: from rows (paper_id, term, ...) to rows (term, papers), sorted by term."""
+    return (
+        paper_terms.group_by("term")
+        .agg(papers=pl.col("paper_id").n_unique().cast(pl.Int64))
+        .sort("term")
+    )
+
+
+def _drop_subsumed(scored: pl.DataFrame, count_columns: list[str]) -> pl.DataFrame:
+    """Drop a term when a longer term containing it has the same counts in ``count_columns``.
+
+    A sub-phrase found in exactly as many papers as a phrase containing it (this week and in
+    the baseline) occurs in exactly those papers, so it says nothing the phrase does not:
+    "continual learning" is dropped when every paper with it has "federated continual
+    learning". Nested-term filtering in the spirit of the C-value of Frantzi, Ananiadou &
+    Mima (2000), "Automatic recognition of multi-word terms", Int. J. Digit. Libr. 3:115-130.
+    """
+    words = pl.col("term").str.split(" ")
+    longer = scored.filter(pl.col("term").str.contains(" ")).select("term", *count_columns, w=words)
+    if longer.height == 0:
+        return scored
+    subs = []
+    for start, size in ((0, 1), (1, 1), (2, 1), (0, 2), (1, 2)):
+        subs.append(
+            longer.filter(
+                (pl.col("w").list.len() >= start + size) & (pl.col("w").list.len() > size)
+            ).select(
+                *count_columns,
+                sub=pl.col("w").list.slice(start, size).list.join(" "),
+            )
+        )
+    redundant = pl.concat(subs).unique()
+    return scored.join(
+        redundant, left_on=["term", *count_columns], right_on=["sub", *count_columns], how="anti"
+    )
+
+
+def score_trending_terms(
+    week_df: pl.DataFrame,
+    baseline_df: pl.DataFrame,
+    n_week: int,
+    n_baseline: int,
+    min_support: int,
+    *,
+    prior_papers: float = 100.0,
+    min_z: float = 1.96,
+) -> pl.DataFrame:
+    """Terms whose share of papers rose or fell this week against a baseline of earlier weeks.
+
+    Method: the log-odds ratio with an informative Dirichlet prior, z-score form, of Monroe,
+    Colaresi & Quinn (2008), "Fightin' Words: Lexical Feature Selection and Evaluation for
+    Identifying the Content of Political Conflict", Political Analysis 16(4):372-403,
+    doi:10.1093/pan/mpn018, section 3.5 (p. 388). Applied to document frequencies: for a
+    term w with y_w papers of the n papers of this week (i) and of the baseline (j), and a
+    prior of α_0 pseudo-papers at the pooled rate π_w = (y_w^i + y_w^j) / (n^i + n^j),
+    α_w = α_0 π_w:
+
+        δ_w = log[(y_w^i + α_w) / (n^i + α_0 − y_w^i − α_w)]
+              − log[(y_w^j + α_w) / (n^j + α_0 − y_w^j − α_w)]        (log-odds ratio)
+        σ²_w ≈ 1/(y_w^i + α_w) + 1/(n^i + α_0 − y_w^i − α_w)
+              + 1/(y_w^j + α_w) + 1/(n^j + α_0 − y_w^j − α_w)         (its variance)
+        z_w = δ_w / σ_w                                                (the score)
+
+    Monroe et al.'s variance keeps only the first and third terms, which dominate when a
+    word is a small share of all words; with document frequencies a term can be in a large
+    share of papers, so the full delta-method variance of the two log-odds is used.
+
+    Args:
+        week_df: columns ``term`` (str) and ``papers`` (int: papers of this week with the
+            term; see :func:`document_frequencies`), one row per term.
+        baseline_df: the same for the baseline weeks together.
+        n_week: papers of this week (all, with or without terms), > 0.
+        n_baseline: papers of the baseline weeks, > 0.
+        min_support: a rising term needs at least this many papers this week; a falling
+            term needs at least this many expected at its baseline rate
+            (rate_baseline × n_week), so one paper can never make a trend.
+        prior_papers: α_0, the prior's weight in papers (more → stronger shrinkage of
+            small counts).
+        min_z: only terms with |z| ≥ min_z are returned (1.96: two-sided 5 % level).
+
+    Returns:
+        Rows of rising terms (rank 1 first), then falling terms (rank 1 first), with columns
+        term (str), papers_week, papers_baseline (Int64), rate_week, rate_baseline (Float64,
+        shares of papers), delta_log_odds (δ), z (the score), new_this_week (bool: no
+        baseline paper has it), direction ('rising' | 'falling'), rank (Int64, 1-based per
+        direction: by |z| descending, then longer terms first, then term ascending). A term
+        found in exactly the same papers as a longer term containing it is dropped (see
+        :func:`_drop_subsumed`). Deterministic: same input, same rows in the same order.
+
+    Raises:
+        ValueError: n_week or n_baseline is not positive, or min_support < 1.
+    """
+    if n_week <= 0 or n_baseline <= 0:
+        raise ValueError(f"n_week and n_baseline must be positive, got {n_week}, {n_baseline}")
+    if min_support < 1:
+        raise ValueError(f"min_support must be at least 1, got {min_support}")
+    a0 = float(prior_papers)
+    week = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64))
+    base = baseline_df.select("term", papers_baseline=pl.col("papers").cast(pl.Int64))
+    both = week.join(base, on="term", how="full", coalesce=True).with_columns(
+        pl.col("papers_week", "papers_baseline").fill_null(0)
+    )
+    yi, yj = pl.col("papers_week"), pl.col("papers_baseline")
+    alpha = a0 * (yi + yj) / (n_week + n_baseline)
+    scored = (
+        both.with_columns(alpha=alpha)
+        .with_columns(
+            rate_week=yi / n_week,
+            rate_baseline=yj / n_baseline,
+            delta_log_odds=((yi + pl.col("alpha")) / (n_week + a0 - yi - pl.col("alpha"))).log()
+            - ((yj + pl.col("alpha")) / (n_baseline + a0 - yj - pl.col("alpha"))).log(),
+            variance=1 / (yi + pl.col("alpha"))
+            + 1 / (n_week + a0 - yi - pl.col("alpha"))
+            + 1 / (yj + pl.col("alpha"))
+            + 1 / (n_baseline + a0 - yj - pl.col("alpha")),
+        )
+        .with_columns(z=pl.col("delta_log_odds") / pl.col("variance").sqrt())
+        .with_columns(
+            direction=pl.when(pl.col("z") > 0).then(pl.lit("rising")).otherwise(pl.lit("falling")),
+            new_this_week=yj == 0,
+        )
+        .filter(
+            (pl.col("z").abs() >= min_z)
+            & pl.when(pl.col("direction") == "rising")
+            .then(yi >= min_support)
+            .otherwise(pl.col("rate_baseline") * n_week >= min_support)
+        )
+    )
+    scored = _drop_subsumed(scored, ["papers_week", "papers_baseline"])
+    n_words = pl.col("term").str.count_matches(" ")
+    return (
+        scored.sort(
+            pl.col("direction") == "falling",
+            pl.col("z").abs(),
+            n_words,
+            "term",
+            descending=[False, True, True, False],
+        )
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("direction"))
+        .select(
+            "term",
+            "papers_week",
+            "papers_baseline",
+            "rate_week",
+            "rate_baseline",
+            "delta_log_odds",
+            "z",
+            "new_this_week",
+            "direction",
+            "rank",
+        )
+    )
+
+
+def frequent_terms(
+    week_df: pl.DataFrame, n_week: int, min_support: int = 1, top_n: int | None = None
+) -> pl.DataFrame:
+    """A week's most frequent terms, for a week without a baseline (not a trend).
+
+    Args:
+        week_df: columns ``term`` (str) and ``papers`` (int: papers of the week with it).
+        n_week: papers of the week (all, with or without terms), > 0.
+        min_support: terms found in fewer papers are left out.
+        top_n: keep the first ``top_n`` rows (all when None).
+
+    Returns:
+        Rows term (str), papers_week (Int64), rate_week (Float64, share of the week's
+        papers), rank (Int64, 1-based), by papers descending, then longer terms first, then
+        term ascending. A term found in exactly the papers of a longer term containing it
+        is dropped.
+
+    Raises:
+        ValueError: n_week is not positive.
+    """
+    if n_week <= 0:
+        raise ValueError(f"n_week must be positive, got {n_week}")
+    rows = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64)).filter(
+        pl.col("papers_week") >= min_support
+    )
+    rows = _drop_subsumed(rows, ["papers_week"])
+    rows = rows.sort(
+        "papers_week",
+        pl.col("term").str.count_matches(" "),
+        "term",
+        descending=[True, True, False],
+    )
+    if top_n is not None:
+        rows = rows.head(top_n)
+    return rows.with_columns(
+        rate_week=pl.col("papers_week") / n_week,
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
+    ).select("term", "papers_week", "rate_week", "rank")
+
+
+def bar_percentages(values: list[float]) -> list[int]:
+    """Bar widths 0-100 (%) proportional to |value| against the largest |value| of the list."""
+    top = max((abs(v) for v in values if not math.isnan(v)), default=0.0)
+    if top <= 0:
+        return [0 for _ in values]
+    return [max(1, round(100 * abs(v) / top)) if v else 0 for v in values]

@@ -1,0 +1,10 @@
+-- One row per (paper, term): the terms of each paper's clean abstract, as extracted by
+-- paperwatch.terms.extract_terms (rules in docs/terms.md). A term's document frequency is
+-- its number of rows. Written by paperwatch.trending.update_paper_terms, which replaces a
+-- paper's rows as a whole, so (paper_id, term) is unique (not declared: an index over tens of
+-- millions of rows would cost more than it checks).
+create table if not exists paper_terms (
+    paper_id varchar not null,             -- papers.paper_id
+    term varchar not null,                 -- canonical form: "kv cache" → "KV cache", "LLMs" → "LLM"
+    n integer not null                     -- occurrences in the abstract, >= 1
+);

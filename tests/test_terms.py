@@ -1,0 +1,415 @@
+"""Trending terms: extraction rules, scores, DuckDB storage and the report partials."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from paperwatch.clean import clean_abstract, split_sentences
+from paperwatch.db import writer
+from paperwatch.parse import decode_listing, parse_listing
+from paperwatch.resources import resource_dir
+from paperwatch.settings import Settings
+from paperwatch.terms import (
+    document_frequencies,
+    extract_terms,
+    frequent_terms,
+    generic_terms,
+    score_trending_terms,
+    stop_words,
+)
+from paperwatch.trending import (
+    TrendingResult,
+    parse_iso_week,
+    previous_iso_weeks,
+    trending_terms_for_week,
+    update_paper_terms,
+)
+
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+
+
+def terms_of(*abstracts: str) -> dict[str, dict[str, int]]:
+    """{paper_id: {term: n}} for abstracts given ids p0, p1, ..."""
+    df = pl.DataFrame(
+        {"paper_id": [f"p{i}" for i in range(len(abstracts))], "abstract": list(abstracts)}
+    )
+    out: dict[str, dict[str, int]] = {f"p{i}": {} for i in range(len(abstracts))}
+    for row in extract_terms(df).iter_rows(named=True):
+        out[row["paper_id"]][row["term"]] = row["n"]
+    return out
+
+
+# --- extraction rules ----------------------------------------------------------
+
+
+def test_plurals_merge_and_words_are_lowercased() -> None:
+    terms = terms_of(
+        "Transformers and transformer layers. Policies for queries. Losses and patches "
+        "of boxes. The caches of indices and the matrices."
+    )["p0"]
+    assert terms["transformer"] == 2
+    assert terms["transformer layer"] == 1
+    assert terms["policy"] == 1 and terms["query"] == 1 and terms["patch"] == 1
+    assert terms["loss"] == 1 and terms["box"] == 1
+    assert terms["cache"] == 1 and terms["index"] == 1 and terms["matrix"] == 1
+    assert "Transformers" not in terms and "transformers" not in terms
+
+
+def test_acronyms_kept_as_written_and_their_plurals_merge() -> None:
+    terms = terms_of("LLMs and an LLM use a KV cache. KV caches of GNNs grow with LoRA.")["p0"]
+    assert terms["LLM"] == 2
+    assert terms["KV cache"] == 2
+    assert terms["GNN"] == 1
+    assert terms["LoRA"] == 1
+    assert "LLMs" not in terms and "llm" not in terms
+
+
+def test_acronym_and_expansion_are_one_term_named_by_the_expansion() -> None:
+    terms = terms_of(
+        "Federated Continual Learning (FCL) requires clients to learn tasks. "
+        "We revisit FCL under drift, and FCLs at scale.",
+        "Reinforcement Learning from Human Feedback (RLHF) aligns models. RLHF is costly.",
+        "Vision-Language Models (VLMs) caption images. VLMs see.",
+    )
+    # The definition counts once, then "FCL" and "FCLs": three mentions of one term.
+    assert terms["p0"]["federated continual learning"] == 3
+    assert "FCL" not in terms["p0"]
+    # An expansion longer than three words is not a term: the acronym is the canonical form.
+    assert terms["p1"]["RLHF"] == 2
+    assert terms["p2"]["vision-language model"] == 2
+    assert "VLM" not in terms["p2"]
+
+
+def test_stop_words_generic_words_and_markup_are_not_terms() -> None:
+    terms = terms_of(
+        "We propose a novel method that achieves state-of-the-art results in the paper. "
+        "emph textbf $x$ 1.38× 2024 https://github.com/org/repo and github.com/x/y. "
+        "The proposed method of the model."
+    )["p0"]
+    assert terms == {}
+
+
+def test_phrases_never_start_or_end_with_a_stop_word() -> None:
+    terms = terms_of(
+        "A mixture of experts routes tokens to speculative decoding heads in the KV cache."
+    )["p0"]
+    assert "mixture of experts" in terms  # a stop word inside is allowed
+    assert "speculative decoding" in terms
+    stops = stop_words()
+    for term in terms:
+        words = term.split(" ")
+        assert words[0].lower() not in stops and words[-1].lower() not in stops, term
+
+
+def test_phrases_do_not_cross_punctuation() -> None:
+    terms = terms_of("graph search, neural decoding. Kernel methods")["p0"]
+    assert "search neural" not in terms
+    assert "decoding kernel" not in terms
+    assert terms["graph search"] == 1 and terms["neural decoding"] == 1
+
+
+def test_chinese_text_gives_character_bigrams_and_trigrams() -> None:
+    terms = terms_of("大语言模型的推理加速")["p0"]
+    assert terms == {
+        "大语": 1, "大语言": 1, "语言": 1, "语言模": 1, "言模": 1, "言模型": 1,
+        "模型": 1, "推理": 1, "推理加": 1, "理加": 1, "理加速": 1, "加速": 1,
+    }  # fmt: skip
+
+
+def test_extraction_is_deterministic_and_sorted() -> None:
+    df = pl.DataFrame(
+        {
+            "paper_id": ["b", "a", "b"],
+            "abstract": ["KV cache compression.", "Speculative decoding drafts.", "ignored"],
+        }
+    )
+    first, second = extract_terms(df), extract_terms(df.reverse())
+    assert first.columns == ["paper_id", "term", "n"]
+    assert first["paper_id"].to_list() == sorted(first["paper_id"].to_list())
+    assert first.filter(pl.col("paper_id") == "b")["term"].to_list() == [
+        "KV", "KV cache", "KV cache compression", "cache", "cache compression", "compression",
+    ]  # fmt: skip
+    # Same rows whatever the input order, except the repeated id keeps its first row.
+    assert first.equals(extract_terms(df.slice(0, 2)))
+    assert second.filter(pl.col("paper_id") == "a").equals(first.filter(pl.col("paper_id") == "a"))
+
+
+def test_word_lists_are_loaded() -> None:
+    assert {"the", "of", "propose", "novel", "emph", "textbf"} <= stop_words()
+    assert {"method", "result", "paper", "model", "data"} <= generic_terms()
+
+
+# --- seeds: one week, no baseline ------------------------------------------------
+
+
+def seed_papers() -> pl.DataFrame:
+    rows: dict[str, dict[str, object]] = {}
+    for path in sorted(SEEDS.glob("*.txt")):
+        for entry in parse_listing(decode_listing(path.read_bytes())).entries:
+            clean = clean_abstract(entry.text)
+            rows.setdefault(
+                clean.paper_id,
+                {
+                    "paper_id": clean.paper_id,
+                    "abstract": clean.abstract,
+                    "method_name": clean.method_name,
+                    "first_sentence": clean.first_sentence,
+                },
+            )
+    return pl.DataFrame(list(rows.values()))
+
+
+def test_seed_terms() -> None:
+    papers = seed_papers()
+    assert papers.height == 54
+    df = document_frequencies(extract_terms(papers))
+    papers_of = dict(zip(df["term"], df["papers"], strict=True))
+    assert papers_of["large language model"] == 11
+    assert papers_of["LLM"] == 2
+    assert papers_of["KV cache"] == 2
+    assert papers_of["federated continual learning"] == 2
+    stops = stop_words()
+    for term in papers_of:
+        assert term.lower() not in stops, term
+        assert not ({"$", "\\", "{", "}", "*"} & set(term)), term
+        assert not {"emph", "textbf", "url", "http", "https"} & set(term.lower().split()), term
+        assert not term.replace(".", "").isdigit(), term
+
+
+def insert_papers(con: duckdb.DuckDBPyConnection, rows: list[dict[str, object]]) -> None:
+    """Insert papers rows (paper_id, abstract, week, and optionally method_name, first_sentence)."""
+    frame = pl.DataFrame(
+        [
+            {
+                "paper_id": r["paper_id"],
+                "abstract": r["abstract"],
+                "abstract_raw": r["abstract"],
+                "method_name": r.get("method_name"),
+                "first_sentence": r.get("first_sentence") or split_sentences(str(r["abstract"]))[0],
+                "word_count": len(str(r["abstract"]).split()),
+                "code_urls": [],
+                "venue": "NeurIPS",
+                "year": 2026,
+                "first_file_id": 1,
+                "first_position": i + 1,
+                "first_seen": datetime.combine(
+                    parse_iso_week(str(r["week"])), datetime.min.time(), UTC
+                ),
+                "first_seen_week": r["week"],
+            }
+            for i, r in enumerate(rows)
+        ],
+        schema_overrides={"code_urls": pl.List(pl.String), "method_name": pl.String},
+    )
+    con.register("_rows", frame.to_arrow())
+    con.execute("insert into papers by name select * from _rows")
+    con.unregister("_rows")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(database=tmp_path / "pw.duckdb")
+
+
+def test_seed_week_has_no_baseline_and_lists_frequent_terms(settings: Settings) -> None:
+    papers = seed_papers().with_columns(week=pl.lit("2026-W48"))
+    with writer(settings.database) as con:
+        insert_papers(con, papers.to_dicts())
+        assert update_paper_terms(con) == 54
+        assert update_paper_terms(con) == 0  # idempotent
+        result = trending_terms_for_week(con, "2026-W48", settings)
+        stored = con.execute(
+            "select direction, count(*) from trending_terms where week = '2026-W48' group by all"
+        ).fetchall()
+        per_term = dict(
+            con.execute(
+                "select term, papers from weekly_term_counts where week = '2026-W48' and term in "
+                "('KV cache', 'federated continual learning', 'large language model', 'LLM')"
+            ).fetchall()
+        )
+    assert result.has_baseline is False
+    assert result.baseline_weeks == ["2026-W44", "2026-W45", "2026-W46", "2026-W47"]
+    assert (result.papers_week, result.papers_baseline) == (54, 0)
+    assert result.rising == [] and result.falling == []
+    assert len(result.frequent) == 15
+    assert [r.rank for r in result.frequent] == list(range(1, 16))
+    assert result.frequent[0].bar_pct == 100
+    counts = [r.papers_week for r in result.frequent]
+    assert counts == sorted(counts, reverse=True)
+    assert all(1 <= len(r.examples) <= 3 for r in result.frequent)
+    assert stored == [("frequent", 15)]
+    assert per_term == {
+        "KV cache": 2, "federated continual learning": 2, "large language model": 11, "LLM": 2,
+    }  # fmt: skip
+
+
+# --- synthetic multi-week history -------------------------------------------------
+
+WEEKS = ["2026-W51", "2026-W52", "2026-W53", "2027-W01", "2027-W02"]
+PLANTED = [
+    "We study speculative decoding.",
+    "Speculative decoding drafts tokens cheaply.",
+    "Faster speculative decoding helps.",
+    "Our speculative decoding verifier is exact.",
+]
+SYLLABLES = ["ka", "lo", "mi", "ru", "te", "vo", "zan", "pel", "dor", "qui", "sen", "bra"]
+
+
+def synthetic_history(papers_per_week: int = 100) -> list[dict[str, object]]:
+    """Five ISO weeks across a year end. In the last week: "speculative decoding" rises from
+    1 paper per week (1 %) to 20 (20 %); "graph neural network" is in 10 % of every week;
+    "zanzibar quokka" is in a single paper. The rest is random filler words."""
+    rng = random.Random(5)
+    vocab = sorted({a + b + c for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES})[:400]
+    rows: list[dict[str, object]] = []
+    for w, week in enumerate(WEEKS):
+        last = week == WEEKS[-1]
+        for i in range(papers_per_week):
+            sentences = [" ".join(rng.sample(vocab, 5)).capitalize() + "." for _ in range(3)]
+            if i < (20 if last else 1):
+                sentences.insert(i % 3, PLANTED[i % len(PLANTED)])
+            if 50 <= i < 60:
+                sentences.append("A graph neural network helps.")
+            if last and i == 99:
+                sentences.append("The zanzibar quokka appears.")
+            rows.append(
+                {"paper_id": f"w{w}p{i:03d}", "abstract": " ".join(sentences), "week": week,
+                 "method_name": f"M{w}{i}" if i % 2 else None}
+            )  # fmt: skip
+    return rows
+
+
+def test_previous_iso_weeks_cross_year_boundaries() -> None:
+    assert previous_iso_weeks("2027-W01", 5) == [
+        "2026-W49", "2026-W50", "2026-W51", "2026-W52", "2026-W53",
+    ]  # fmt: skip
+    assert previous_iso_weeks("2026-W01", 1) == ["2025-W52"]
+    assert previous_iso_weeks("2027-W02", 4) == WEEKS[:4]
+    with pytest.raises(ValueError):
+        previous_iso_weeks("2025-W53", 1)  # 2025 has 52 ISO weeks
+    with pytest.raises(ValueError):
+        previous_iso_weeks("2026-48", 1)
+
+
+def test_planted_phrase_rises_first(settings: Settings) -> None:
+    with writer(settings.database) as con:
+        insert_papers(con, synthetic_history())
+        assert update_paper_terms(con) == 500
+        result = trending_terms_for_week(con, "2027-W02", settings)
+        again = trending_terms_for_week(con, "2027-W02", settings)
+        stored = con.execute(
+            "select term, papers_week, papers_baseline, rank from trending_terms "
+            "where week = '2027-W02' and direction = 'rising' and rank = 1"
+        ).fetchall()
+    assert isinstance(result, TrendingResult)
+    assert result.has_baseline is True
+    assert result.baseline_weeks == WEEKS[:4]
+    assert (result.papers_week, result.papers_baseline) == (100, 400)
+    top = result.rising[0]
+    assert (top.term, top.rank, top.papers_week, top.papers_baseline) == (
+        "speculative decoding", 1, 20, 4,
+    )  # fmt: skip
+    assert (top.rate_week, top.rate_baseline) == (0.2, 0.01)
+    assert top.new_this_week is False and top.bar_pct == 100
+    # The sub-terms "speculative" and "decoding" are in exactly the same papers: dropped.
+    shown = [r.term for r in result.rising]
+    assert "speculative" not in shown and "decoding" not in shown
+    assert [e.paper_id for e in top.examples] == ["w4p000", "w4p001", "w4p002"]
+    assert top.examples[1].method_name == "M41"
+    assert top.examples[0].first_sentence.endswith(".")
+    # A steady term is not in the top 15; a single-paper term nowhere.
+    all_terms = {r.term for r in (*result.rising, *result.falling, *result.frequent)}
+    assert "graph neural network" not in shown[:15]
+    assert "zanzibar quokka" not in all_terms and "quokka" not in all_terms
+    assert stored == [("speculative decoding", 20, 4, 1)]
+    assert again == result  # deterministic
+
+
+def test_score_ranks_ties_by_term_and_applies_support() -> None:
+    week = pl.DataFrame({"term": ["b", "a", "c", "steady", "one"], "papers": [20, 20, 20, 10, 1]})
+    base = pl.DataFrame({"term": ["a", "b", "steady", "gone"], "papers": [4, 4, 40, 60]})
+    out = score_trending_terms(week, base, 100, 400, 3)
+    assert out["term"].to_list() == ["c", "a", "b", "gone"]
+    assert out["direction"].to_list() == ["rising", "rising", "rising", "falling"]
+    assert out["rank"].to_list() == [1, 2, 3, 1]
+    assert out["new_this_week"].to_list() == [True, False, False, False]
+    row = out.row(1, named=True)
+    # Monroe et al. with α0 = 100, α = 100 · 24/500 = 4.8, full delta-method variance:
+    # δ = ln(24.8/175.2) − ln(8.8/491.2); σ² = 1/24.8 + 1/175.2 + 1/8.8 + 1/491.2.
+    assert row["delta_log_odds"] == pytest.approx(2.067015, abs=1e-6)
+    assert row["z"] == pytest.approx(5.140262, abs=1e-6)
+    assert out.equals(score_trending_terms(week.reverse(), base.reverse(), 100, 400, 3))
+    with pytest.raises(ValueError):
+        score_trending_terms(week, base, 0, 400, 3)
+
+
+def test_frequent_terms_order_and_subsumption() -> None:
+    week = pl.DataFrame(
+        {
+            "term": ["kv", "KV cache", "cache", "zeta", "alpha", "rare"],
+            "papers": [5, 5, 7, 3, 3, 1],
+        }
+    )
+    out = frequent_terms(week, 10, min_support=2)
+    # "kv" is in exactly the papers of "KV cache"? No: "kv" ≠ "KV" (case): kept.
+    assert out["term"].to_list() == ["cache", "KV cache", "kv", "alpha", "zeta"]
+    assert out["rank"].to_list() == [1, 2, 3, 4, 5]
+    week2 = pl.DataFrame({"term": ["KV", "KV cache", "cache"], "papers": [5, 5, 7]})
+    assert frequent_terms(week2, 10)["term"].to_list() == ["cache", "KV cache"]
+
+
+# --- report partials --------------------------------------------------------------
+
+
+@pytest.fixture
+def env() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(resource_dir("templates")),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2")),
+        undefined=StrictUndefined,
+    )
+
+
+def test_partials_render_trends_and_escape(settings: Settings, env: Environment) -> None:
+    rows = synthetic_history()
+    rows[0]["abstract"] = (
+        str(rows[0]["abstract"]) + " <script>alert(1)</script> speculative decoding."
+    )
+    rows[400]["first_sentence"] = "<b>bold</b> & speculative decoding."
+    with writer(settings.database) as con:
+        insert_papers(con, rows)
+        update_paper_terms(con)
+        result = trending_terms_for_week(con, "2027-W02", settings, persist=False)
+    html = env.get_template("_trending.html.j2").render(trending=result)
+    text = env.get_template("_trending.txt.j2").render(trending=result)
+    assert "Rising" in html and "speculative decoding" in html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; speculative" in html
+    assert "<script" not in html and "<svg" not in html.lower()
+    assert 'width="100%"' in html and "bgcolor=" in html
+    assert "No baseline yet" not in html
+    assert "  1. speculative decoding — 20 papers, 1.0% -> 20.0%, z +" in text
+    assert "<b>bold</b> & speculative decoding." in text
+
+
+def test_partials_render_no_baseline_sentence(settings: Settings, env: Environment) -> None:
+    papers = seed_papers().with_columns(week=pl.lit("2026-W48"))
+    with writer(settings.database) as con:
+        insert_papers(con, papers.to_dicts())
+        update_paper_terms(con)
+        result = trending_terms_for_week(con, "2026-W48", settings, persist=False)
+        empty = trending_terms_for_week(con, "2026-W40", settings, persist=False)
+    html = env.get_template("_trending.html.j2").render(trending=result)
+    text = env.get_template("_trending.txt.j2").render(trending=result)
+    for out in (html, text):
+        assert "No baseline yet" in out
+        assert "most frequent terms" in out
+        assert "Rising" not in out and "Falling" not in out
+        assert result.frequent[0].term in out
+    assert "no terms to show" in env.get_template("_trending.txt.j2").render(trending=empty)
