@@ -21,13 +21,12 @@ from pathlib import Path
 import polars as pl
 
 from paperwatch.clean import clean_abstract, split_sentences
+from paperwatch.clock import previous_weeks, week_monday
 from paperwatch.db import writer
 from paperwatch.parse import decode_listing, parse_listing
 from paperwatch.settings import Settings
 from paperwatch.terms import extract_terms
 from paperwatch.trending import (
-    parse_iso_week,
-    previous_iso_weeks,
     trending_terms_for_week,
     update_paper_terms,
 )
@@ -63,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
 
     week = "2027-W02"
-    weeks = [*previous_iso_weeks(week, args.weeks - 1), week]
+    weeks = [*previous_weeks(week, args.weeks - 1), week]
     papers = synthetic_papers(args.papers, weeks)
     words = papers["abstract"].str.split(" ").list.len().sum()
     print(
@@ -93,7 +92,7 @@ def main() -> None:
                 first_file_id=pl.lit(1),
                 first_position=pl.int_range(1, pl.len() + 1),
                 first_seen=pl.col("first_seen_week").map_elements(
-                    lambda w: datetime.combine(parse_iso_week(w), datetime.min.time(), UTC),
+                    lambda w: datetime.combine(week_monday(w), datetime.min.time(), UTC),
                     return_dtype=pl.Datetime("us", "UTC"),
                 ),
             )

@@ -43,6 +43,7 @@ from paperwatch.store import (
     record_ignored,
     start_run,
 )
+from paperwatch.trending import update_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
 
 
@@ -156,6 +157,13 @@ def load_listing_files(
     return outcomes
 
 
+@task(name="extract-paper-terms", cache_policy=NO_CACHE)
+def extract_paper_terms(settings: Settings) -> int:
+    """Extract the terms of every paper that has none yet (``paper_terms``)."""
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        return update_paper_terms(con)
+
+
 @flow(name="ingest-listings", log_prints=True)
 def ingest_listings(
     folder: str | None = None, database: str | None = None, as_of: str | None = None
@@ -204,6 +212,8 @@ def ingest_listings(
             numbers |= {f.sequence_number for f in read.prepared if f.sequence_number is not None}
             done += len(batch)
             logger.info("progress: %d/%d files", done, len(changed))
+        if summary.new_papers:
+            extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:
             finish_run(con, run.run_id, summary.run_counts(), now_utc(), "failed", repr(exc))

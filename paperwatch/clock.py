@@ -96,3 +96,23 @@ def shift_week(week: str, weeks: int) -> str:
 def previous_week(moment: datetime, tz: tzinfo) -> str:
     """The ISO week that ended before the week of ``moment`` (what a Monday report covers)."""
     return shift_week(iso_week(moment, tz), -1)
+
+
+def previous_weeks(week: str, count: int) -> list[str]:
+    """The ``count`` ISO weeks before ``week``, oldest first.
+
+    Works across year boundaries and 53-week years: ``previous_weeks("2027-W01", 5)``
+    is ``["2026-W49", "2026-W50", "2026-W51", "2026-W52", "2026-W53"]``.
+
+    Raises:
+        ValueError: ``week`` is not a valid ISO week, or ``count`` is negative.
+    """
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    parse_week(week)
+    return [shift_week(week, -k) for k in range(count, 0, -1)]
+
+
+def week_monday(week: str) -> date:
+    """The Monday of ``week``."""
+    return week_days(week)[0]

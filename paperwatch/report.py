@@ -22,6 +22,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from paperwatch import __version__, db
 from paperwatch.clock import parse_week, week_days
 from paperwatch.resources import resource_dir
+from paperwatch.settings import Settings
+from paperwatch.trending import trending_terms_for_week
 
 #: Lists in the e-mailed report are cut here, with "and N more" (Gmail clips messages over ~102 KB).
 MAX_LISTED = 200
@@ -54,13 +56,13 @@ class RenderedReport:
         return hashlib.sha256(self.html.encode("utf-8")).hexdigest()
 
 
-def collect_report(con: duckdb.DuckDBPyConnection, week: str, timezone: str) -> ReportData:
+def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings) -> ReportData:
     """Read the data of ``week`` from the database.
 
     Args:
-        con: a connection (read-only is enough).
+        con: a read-write connection (the week's trending terms are stored in ``trending_terms``).
         week: ISO week ``YYYY-Www``.
-        timezone: the IANA zone the weeks were computed in (shown in the report).
+        settings: the time zone the weeks were computed in, and the trending settings.
 
     Raises:
         ValueError: ``week`` is not a valid ISO week.
@@ -72,10 +74,11 @@ def collect_report(con: duckdb.DuckDBPyConnection, week: str, timezone: str) -> 
         week=week,
         monday=monday.isoformat(),
         sunday=sunday.isoformat(),
-        timezone=timezone,
+        timezone=settings.timezone,
         figures=figures,
         new_papers=db.query(con, "report_new_papers", week=week),
         exact_duplicates=db.query(con, "report_exact_duplicates", week=week),
+        sections={"trending": trending_terms_for_week(con, week, settings)},
     )
 
 
@@ -109,7 +112,7 @@ def render_report(data: ReportData) -> RenderedReport:
     only http(s). Lists longer than :data:`MAX_LISTED` are cut with "and N more".
     """
     env = _environment()
-    context = {"r": data, "max_listed": MAX_LISTED, "version": __version__}
+    context = {"r": data, "max_listed": MAX_LISTED, "version": __version__, **data.sections}
     html = env.get_template("report.html.j2").render(context)
     html = css_inline.CSSInliner(keep_style_tags=False, keep_at_rules=True).inline(html)
     text = env.get_template("report.txt.j2").render(context)

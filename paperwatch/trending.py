@@ -14,14 +14,14 @@ Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
 import polars as pl
 
+from paperwatch.clock import previous_weeks
 from paperwatch.db import read_sql
 from paperwatch.settings import Settings
 from paperwatch.terms import (
@@ -32,42 +32,6 @@ from paperwatch.terms import (
     frequent_terms,
     score_trending_terms,
 )
-
-_ISO_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
-
-
-def parse_iso_week(week: str) -> date:
-    """The Monday of ISO week ``YYYY-Www``.
-
-    Raises:
-        ValueError: not of the form ``YYYY-Www``, or no such week (``2026-W53``).
-    """
-    match = _ISO_WEEK.match(week)
-    if not match:
-        raise ValueError(f"not an ISO week 'YYYY-Www': {week!r}")
-    return date.fromisocalendar(int(match.group(1)), int(match.group(2)), 1)
-
-
-def iso_week_of(day: date) -> str:
-    """The ISO week ``YYYY-Www`` of a date (ISO year, which differs near 1 January)."""
-    year, week, _ = day.isocalendar()
-    return f"{year:04d}-W{week:02d}"
-
-
-def previous_iso_weeks(week: str, count: int) -> list[str]:
-    """The ``count`` ISO weeks before ``week``, oldest first.
-
-    Works across year boundaries and 53-week years: ``previous_iso_weeks("2027-W01", 5)``
-    is ``["2026-W49", "2026-W50", "2026-W51", "2026-W52", "2026-W53"]`` (2026 has 53 ISO
-    weeks), while the week before 2026-W01 is 2025-W52.
-
-    Raises:
-        ValueError: ``week`` is not a valid ISO week, or ``count`` is negative.
-    """
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
-    monday = parse_iso_week(week)
-    return [iso_week_of(monday - timedelta(weeks=k)) for k in range(count, 0, -1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +267,7 @@ def trending_terms_for_week(
         duckdb.Error: a query failed (a read-only connection with ``persist=True``).
     """
     cfg = settings.trending
-    baseline_weeks = previous_iso_weeks(week, cfg.baseline_weeks)
+    baseline_weeks = previous_weeks(week, cfg.baseline_weeks)
     n_week = _paper_count(con, [week])
     n_baseline = _paper_count(con, baseline_weeks)
     has_baseline = n_week > 0 and n_baseline > 0

@@ -63,8 +63,13 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
         "from validation_results v join listing_files f using (file_id) where v.outcome <> 'passed'",
     )
     assert failed == [
-        ("002_bf103a832150c832.txt", "listing_files", "expect_column_values_to_be_null(sequence_gap)",
-         "warning", ["001"]),
+        (
+            "002_bf103a832150c832.txt",
+            "listing_files",
+            "expect_column_values_to_be_null(sequence_gap)",
+            "warning",
+            ["001"],
+        ),
     ]
     assert rows(database, "select status, files_loaded, new_papers from ingest_runs") == [
         ("completed", 3, 54)

@@ -12,6 +12,7 @@ import pytest
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from paperwatch.clean import clean_abstract, split_sentences
+from paperwatch.clock import previous_weeks, week_monday
 from paperwatch.db import writer
 from paperwatch.parse import decode_listing, parse_listing
 from paperwatch.resources import resource_dir
@@ -26,8 +27,6 @@ from paperwatch.terms import (
 )
 from paperwatch.trending import (
     TrendingResult,
-    parse_iso_week,
-    previous_iso_weeks,
     trending_terms_for_week,
     update_paper_terms,
 )
@@ -200,7 +199,7 @@ def insert_papers(con: duckdb.DuckDBPyConnection, rows: list[dict[str, object]])
                 "first_file_id": 1,
                 "first_position": i + 1,
                 "first_seen": datetime.combine(
-                    parse_iso_week(str(r["week"])), datetime.min.time(), UTC
+                    week_monday(str(r["week"])), datetime.min.time(), UTC
                 ),
                 "first_seen_week": r["week"],
             }
@@ -287,15 +286,15 @@ def synthetic_history(papers_per_week: int = 100) -> list[dict[str, object]]:
 
 
 def test_previous_iso_weeks_cross_year_boundaries() -> None:
-    assert previous_iso_weeks("2027-W01", 5) == [
+    assert previous_weeks("2027-W01", 5) == [
         "2026-W49", "2026-W50", "2026-W51", "2026-W52", "2026-W53",
     ]  # fmt: skip
-    assert previous_iso_weeks("2026-W01", 1) == ["2025-W52"]
-    assert previous_iso_weeks("2027-W02", 4) == WEEKS[:4]
+    assert previous_weeks("2026-W01", 1) == ["2025-W52"]
+    assert previous_weeks("2027-W02", 4) == WEEKS[:4]
     with pytest.raises(ValueError):
-        previous_iso_weeks("2025-W53", 1)  # 2025 has 52 ISO weeks
+        previous_weeks("2025-W53", 1)  # 2025 has 52 ISO weeks
     with pytest.raises(ValueError):
-        previous_iso_weeks("2026-48", 1)
+        previous_weeks("2026-48", 1)
 
 
 def test_planted_phrase_rises_first(settings: Settings) -> None:
