@@ -93,7 +93,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
     html = outcome.html_path.read_text(encoding="utf-8")
     assert (outcome.new_papers, outcome.exact_duplicates) == (54, 3)
     assert "paperwatch — week 2026-W48" in html
-    assert html.count('class="name"') == 54 + 3
+    assert html.count(".txt #") == 54 + 3 * 2  # new papers + both places of each repeat
     assert "SpectralKV" in html and "https://anonymous.4open.science/r/spectralKV-2FF7" in html
     assert "<script" not in html.lower()
     text = outcome.text_path.read_text(encoding="utf-8")
