@@ -43,7 +43,11 @@ Why rensa rather than our own NumPy MinHash: measured on this 2-core machine on
 ``minimum.reduceat``) took 3.4 s, 18× slower. datasketch's pure-Python MinHash
 is slower still (about 2,000 abstracts/s). Shingling and hashing stay ours
 because the signatures are persisted and must not depend on a library's
-internal string hash.
+internal string hash. End to end (``bench/bench_near_duplicates.py``, 100,000
+synthetic abstracts with 10,000 planted near-duplicates, 2 shared cores):
+this stage took 8.3 s (12,088 papers/s, recall 1.0 on the 9,846 planted pairs
+with Jaccard >= 0.8); datasketch ``MinHash`` + ``MinHashLSH`` with the same bands
+took 73.5 s (1,360 papers/s, recall 0.9998): 8.9× faster.
 
 Why these bands: the LSH stage only proposes candidates, and every candidate is
 verified exactly, so a false candidate costs one set intersection while a

@@ -526,7 +526,7 @@ def test_duplicates_by_week_and_report_query(tmp_path: Path) -> None:
         rows = con.execute(
             """
             select kind, week, paper_id, duplicate_of, similarity, file_name, position,
-                original_file_name, original_position
+                original_file_name, original_position, is_revision
             from duplicates_by_week order by all
             """
         ).fetchall()
@@ -535,7 +535,18 @@ def test_duplicates_by_week_and_report_query(tmp_path: Path) -> None:
 
     similarity = float(Fraction(31, 32))
     assert rows == [
-        ("exact", "2026-W49", ids["hestia"], ids["hestia"], 1.0, "002_b.txt", 1, "000_a.txt", 2),
+        (
+            "exact",
+            "2026-W49",
+            ids["hestia"],
+            ids["hestia"],
+            1.0,
+            "002_b.txt",
+            1,
+            "000_a.txt",
+            2,
+            False,
+        ),
         (
             "near",
             "2026-W49",
@@ -546,11 +557,15 @@ def test_duplicates_by_week_and_report_query(tmp_path: Path) -> None:
             1,
             "000_a.txt",
             1,
+            True,  # file 3 is a new version of file 1, which held the original
         ),
     ]
-    assert [(r["kind"], r["paper_id"], r["method_name"], r["similarity"]) for r in report] == [
-        ("exact", ids["hestia"], "hestia", 1.0),
-        ("near", ids["revised"], "revised", similarity),
+    assert [
+        (r["kind"], r["paper_id"], r["method_name"], r["similarity"], r["is_revision"])
+        for r in report
+    ] == [
+        ("exact", ids["hestia"], "hestia", 1.0, False),
+        ("near", ids["revised"], "revised", similarity, True),
     ]
     exact, near = report
     assert [(o["file_id"], o["file"], o["position"]) for o in exact["occurrences"]] == [

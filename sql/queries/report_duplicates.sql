@@ -4,7 +4,8 @@
 -- appeared in (all weeks); for 'near' also the original's text and occurrences,
 -- so the report can show the similarity and a word diff (paperwatch.dedup.word_diff).
 with week_relations as (
-    select kind, paper_id, duplicate_of, method, max(similarity) as similarity
+    select kind, paper_id, duplicate_of, method, bool_or(is_revision) as is_revision,
+        max(similarity) as similarity
     from duplicates_by_week
     where week = $week
     group by all
@@ -29,6 +30,7 @@ select
     p.abstract,
     w.method,
     w.similarity,
+    w.is_revision,
     po.occurrences,
     case when w.kind = 'near' then w.duplicate_of end as duplicate_of,
     case when w.kind = 'near' then q.method_name end as original_method_name,

@@ -4,6 +4,8 @@
 --     holding that occurrence was first seen. Entries carried over unchanged from the version of a
 --     listing that their file supersedes (same path, changed bytes) are not counted.
 --   kind 'near': a near_duplicates pair; week = the week the newer paper was first seen.
+--     is_revision: the newer paper's file is a new version of a listing that held the
+--     original (an entry edited in a re-issued listing).
 -- paper_id/file/position: where the repeat is; duplicate_of/original_*: the first
 -- occurrence of the paper it repeats (for 'exact' duplicate_of = paper_id).
 create or replace view duplicates_by_week as
@@ -39,6 +41,7 @@ exact as (
         fo.name as original_file_name,
         fo.path as original_file_path,
         fo.position as original_position,
+        false as is_revision,
         f.first_seen as detected_at
     from paper_occurrences o
     join listing_files f on f.file_id = o.file_id
@@ -69,6 +72,12 @@ near as (
         older.name as original_file_name,
         older.path as original_file_path,
         older.position as original_position,
+        exists (
+            select 1
+            from listing_files nf
+            join paper_occurrences previous on previous.file_id = nf.supersedes
+            where nf.file_id = newer.file_id and previous.paper_id = d.duplicate_of
+        ) as is_revision,
         d.detected_at
     from near_duplicates d
     join first_occurrence newer on newer.paper_id = d.paper_id
