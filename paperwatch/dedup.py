@@ -1,0 +1,788 @@
+"""Near-duplicate abstracts: shingles, MinHash, LSH banding, exact verification.
+
+Pure functions do the work; the three ``*_db`` helpers at the bottom and
+:func:`update_near_duplicates` are the only DuckDB I/O.
+
+Pipeline for a batch of clean abstracts (see ``docs`` of each function):
+
+1. **Tokenise** (:func:`tokenize`): Unicode NFKC; a token is a run of word
+   characters (``\\w`` without ``_``), or a single character of a script
+   written without spaces (Han, Hiragana, Katakana); each token is case-folded
+   (:func:`normalise_token`). Punctuation, markup left-overs, spacing and case
+   are therefore ignored: ``Judge-Aware``, ``judge aware`` and ``**JUDGE**
+   Aware`` give the same tokens.
+2. **Shingle** (:func:`shingles`): from every token a window of
+   ``word_shingle`` tokens when it is a word, or ``char_shingle`` tokens when it
+   is a character of unspaced text, so English gets word 3-grams, Chinese gets
+   character 3-grams, and mixed text (``在LLaMA上测试``) gets both, each window
+   local to where it starts. A text shorter than one window is one shingle.
+3. **Hash** (:func:`shingle_hash_sets`, vectorised with Polars and NumPy): each
+   distinct token gets a stable 64-bit BLAKE2b hash; a shingle's hash folds its
+   tokens' hashes (``acc = acc·M + h`` mod 2⁶⁴, then the MurmurHash3 ``fmix64``
+   finaliser). These hashes are stable across processes and library versions,
+   so signatures can be stored and compared later.
+4. **MinHash** (:func:`minhash_signatures`): ``num_perm`` 32-bit values per
+   paper from rensa's ``RMinHash`` (a compiled MinHash after Dahlgaard, Knudsen
+   & Thorup, "Fast Similarity Sketching", FOCS 2017), fed the flat shingle-hash
+   buffer in one call.
+5. **LSH banding** (:func:`lsh_params`, :func:`band_keys`): ``b`` bands of
+   ``r`` rows; two papers become a candidate pair when all ``r`` values of some
+   band agree, which happens with probability ``1 - (1 - s^r)^b`` for Jaccard
+   ``s`` (Leskovec, Rajaraman & Ullman, *Mining of Massive Datasets*, ch. 3.4).
+6. **Verify** (:func:`verify_candidates`): every candidate pair gets its exact
+   Jaccard similarity over the shingle-hash sets; only pairs at or above the
+   threshold are returned. (64-bit shingle hashes collide with probability
+   about n²/2⁶⁵ per pair of sets, negligible for abstracts of a few hundred
+   shingles; the string form of :func:`shingles` gives identical values on the
+   test sets.)
+
+Why rensa rather than our own NumPy MinHash: measured on this 2-core machine on
+20,000 documents of 200 shingles, 128 permutations: rensa's
+``digest_matrix_from_flat_token_hashes`` plus conversion to a NumPy matrix took
+0.19 s; a vectorised NumPy multiply-shift MinHash (chunked ``x·a + b``, then
+``minimum.reduceat``) took 3.4 s, 18× slower. datasketch's pure-Python MinHash
+is slower still (about 2,000 abstracts/s). Shingling and hashing stay ours
+because the signatures are persisted and must not depend on a library's
+internal string hash. End to end (``bench/bench_near_duplicates.py``, 100,000
+synthetic abstracts with 10,000 planted near-duplicates, 2 shared cores):
+this stage took 8.3 s (12,088 papers/s, recall 1.0 on the 9,846 planted pairs
+with Jaccard >= 0.8); datasketch ``MinHash`` + ``MinHashLSH`` with the same bands
+took 73.5 s (1,360 papers/s, recall 0.9998): 8.9× faster.
+
+Why these bands: the LSH stage only proposes candidates, and every candidate is
+verified exactly, so a false candidate costs one set intersection while a
+missed pair is lost for good. :func:`lsh_params` therefore takes, among all
+``b·r <= num_perm``, the pair whose S-curve reaches ``LSH_RECALL_AT_THRESHOLD``
+(0.99) at the threshold and, under that constraint, has the least area under
+the curve below the threshold (the expected false candidates, as in
+datasketch's ``_optimal_param``). For ``num_perm=128``, ``threshold=0.8`` that
+is ``b=21, r=6``: P(candidate) = 0.998 at s=0.8, 0.99995 at s=0.85, 0.28 at
+s=0.5 and 0.015 at s=0.3. datasketch's default for the same inputs (b=9, r=13,
+which minimises false positives plus false negatives with equal weights)
+catches only 40 % of pairs at s=0.8 and 69 % at s=0.85.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import rensa
+
+from paperwatch.settings import DedupSettings
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from paperwatch.settings import Settings
+
+#: Name recorded in ``near_duplicates.method`` for pairs found here.
+METHOD = "minhash-lsh"
+#: Seed of the MinHash permutations (any fixed value; changing it invalidates stored signatures).
+MINHASH_SEED = 20260101
+#: Probability, at the threshold, that a pair becomes an LSH candidate (see :func:`lsh_params`).
+LSH_RECALL_AT_THRESHOLD = 0.99
+#: Bumped whenever tokenising, shingling or hashing changes: stored signatures are then rebuilt.
+SHINGLE_VERSION = 1
+
+#: Scripts written without spaces: each character is a token (shingled by characters).
+#: Hiragana+Katakana, CJK Extension A, CJK Unified Ideographs, CJK Compatibility Ideographs.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+#: One token: an unspaced-script character, or a run of word characters other than ``_``
+#: (Rust regex ``\\w``: letters, marks, digits). Always run by Polars, so single texts and
+#: batches split identically.
+TOKEN_PATTERN = f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+"
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+
+_MASK64 = (1 << 64) - 1
+_FOLD = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: the fold multiplier
+_FMIX1 = 0xFF51AFD7ED558CCD  # MurmurHash3 fmix64 constants (Austin Appleby, public domain)
+_FMIX2 = 0xC4CEB9FE1A85EC53
+
+
+# --- Text → tokens → shingles ------------------------------------------------
+
+
+def _nfkc(text: str) -> str:
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
+def normalise_token(token: str) -> str:
+    """A token's comparison form: ``str.casefold`` (``HJA`` → ``hja``, ``Straße`` → ``strasse``)."""
+    return token.casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class _Tokens:
+    """Tokens of a batch: ``codes`` index ``vocabulary`` (casefolded), ``lengths`` per text."""
+
+    vocabulary: list[str]
+    codes: np.ndarray
+    lengths: np.ndarray
+
+
+def _tokenize_many(texts: Sequence[str]) -> _Tokens:
+    """Tokenise NFKC texts with Polars (Rust regex :data:`TOKEN_PATTERN`), casefold tokens.
+
+    Casefolding the vocabulary rather than the texts is cheaper (each distinct
+    token once) and cannot move token boundaries.
+    """
+    series = pl.Series("text", [_nfkc(t) for t in texts], dtype=pl.String)
+    lists = series.str.extract_all(TOKEN_PATTERN)
+    lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    tokens = lists.explode().drop_nulls()
+    if len(tokens) == 0:
+        return _Tokens([], np.empty(0, np.int64), lengths)
+    surface = tokens.unique(maintain_order=True)
+    surface_codes = tokens.cast(pl.Enum(surface)).to_physical().to_numpy().astype(np.int64)
+    folded: dict[str, int] = {}
+    fold_code = np.fromiter(
+        (folded.setdefault(normalise_token(t), len(folded)) for t in surface.to_list()),
+        np.int64,
+        len(surface),
+    )
+    return _Tokens(list(folded), fold_code[surface_codes], lengths)
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` in order: NFKC, split by :data:`TOKEN_PATTERN`, each casefolded.
+
+    >>> tokenize("Judge-Aware **HJA**, 1.38× faster; 论文列表")
+    ['judge', 'aware', 'hja', '1', '38', 'faster', '论', '文', '列', '表']
+    """
+    batch = _tokenize_many([text])
+    return [batch.vocabulary[c] for c in batch.codes]
+
+
+def _is_unspaced(token: str) -> bool:
+    return len(token) == 1 and _UNSPACED_CHAR.match(token) is not None
+
+
+def _windows(kinds: Sequence[bool], word_shingle: int, char_shingle: int) -> list[tuple[int, int]]:
+    """(start, stop) windows: ``char_shingle`` from an unspaced char, else ``word_shingle``."""
+    n = len(kinds)
+    spans = []
+    for i, unspaced in enumerate(kinds):
+        stop = i + (char_shingle if unspaced else word_shingle)
+        if stop <= n:
+            spans.append((i, stop))
+    if not spans and n:
+        spans.append((0, n))
+    return spans
+
+
+def shingles(text: str, word_shingle: int = 3, char_shingle: int = 3) -> frozenset[str]:
+    """The shingle set of one text, as strings (tokens joined by one space).
+
+    Args:
+        text: a clean abstract (any script, or a mix).
+        word_shingle: tokens per shingle starting at a word (``Settings.dedup.word_shingle``).
+        char_shingle: tokens per shingle starting at a character of unspaced text
+            (``Settings.dedup.char_shingle``).
+
+    Returns:
+        The set of shingles; empty only when ``text`` has no tokens. A text with
+        fewer tokens than a window is a single shingle. :func:`shingle_hash_sets`
+        hashes exactly these shingles.
+    """
+    tokens = tokenize(text)
+    spans = _windows([_is_unspaced(t) for t in tokens], word_shingle, char_shingle)
+    return frozenset(" ".join(tokens[a:b]) for a, b in spans)
+
+
+def jaccard(a: Collection[object], b: Collection[object]) -> float:
+    """Exact Jaccard similarity |a ∩ b| / |a ∪ b| of two sets (0.0 when both are empty).
+
+    Accepts Python sets/frozensets, or 1-D NumPy arrays of distinct values
+    (such as :meth:`ShingleHashes.set_of`).
+    """
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        common = int(np.intersect1d(a, b, assume_unique=True).size)
+        union = int(a.size) + int(b.size) - common
+    else:
+        sa = a if isinstance(a, (set, frozenset)) else set(a)
+        sb = b if isinstance(b, (set, frozenset)) else set(b)
+        common = len(sa & sb)
+        union = len(sa) + len(sb) - common
+    return common / union if union else 0.0
+
+
+# --- Vectorised shingle hashing ------------------------------------------------
+
+
+def _token_hash(token: str) -> int:
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(_FMIX1)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(_FMIX2)
+    return x ^ (x >> np.uint64(33))
+
+
+@dataclass(frozen=True, slots=True)
+class ShingleHashes:
+    """Shingle hashes of a batch of texts, flat.
+
+    Attributes:
+        values: uint64, the shingle hashes of text 0, then text 1, ... (repeats kept).
+        offsets: int64, length ``n_texts + 1``; text ``i`` owns ``values[offsets[i]:offsets[i+1]]``.
+    """
+
+    values: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def set_of(self, i: int) -> np.ndarray:
+        """The distinct shingle hashes of text ``i``, sorted (uint64)."""
+        return np.unique(self.values[self.offsets[i] : self.offsets[i + 1]])
+
+
+def shingle_hash_sets(
+    texts: Sequence[str], word_shingle: int = 3, char_shingle: int = 3
+) -> ShingleHashes:
+    """Hash the shingles of many texts at once (exactly the shingles of :func:`shingles`).
+
+    Tokenises with Polars, hashes each distinct casefolded token once with
+    BLAKE2b-64, and folds token windows with NumPy (``acc = acc·M + h`` mod 2⁶⁴
+    from ``acc = window length``, then ``fmix64``).
+
+    Args:
+        texts: clean abstracts, in the order the result keeps.
+        word_shingle, char_shingle: as in :func:`shingles`.
+
+    Returns:
+        A :class:`ShingleHashes` with one group of hashes per text.
+    """
+    n = len(texts)
+    batch = _tokenize_many(texts)
+    lengths = batch.lengths
+    token_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=token_offsets[1:])
+    total = int(token_offsets[-1])
+    if total == 0:
+        return ShingleHashes(np.empty(0, np.uint64), np.zeros(n + 1, np.int64))
+    vocab_hash = np.fromiter(
+        (_token_hash(t) for t in batch.vocabulary), np.uint64, len(batch.vocabulary)
+    )
+    h = vocab_hash[batch.codes]
+    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    doc_end = token_offsets[1:][doc]
+    start = np.arange(total, dtype=np.int64)
+
+    if word_shingle == char_shingle:  # one window length: contiguous slices, no masks
+        k = word_shingle
+        m = max(total - k + 1, 0)
+        acc = np.full(m, k, np.uint64)
+        for j in range(k):
+            acc = acc * np.uint64(_FOLD) + h[j : j + m]
+        valid = start[:m] + k <= doc_end[:m]
+        values, owner = _fmix64(acc[valid]), doc[:m][valid]
+    else:
+        vocab_unspaced = np.fromiter(
+            (_is_unspaced(t) for t in batch.vocabulary), np.bool_, len(batch.vocabulary)
+        )
+        widths = np.where(vocab_unspaced[batch.codes], char_shingle, word_shingle)
+        acc = widths.astype(np.uint64)
+        for j in range(max(word_shingle, char_shingle)):
+            take = j < widths
+            hj = h[np.minimum(start + j, total - 1)]
+            acc = np.where(take, acc * np.uint64(_FOLD) + hj, acc)
+        valid = start + widths <= doc_end
+        values, owner = _fmix64(acc[valid]), doc[valid]
+
+    # A text shorter than one window is one shingle of all its tokens.
+    counts = np.bincount(owner, minlength=n).astype(np.int64)
+    short = np.flatnonzero((counts == 0) & (lengths > 0))
+    if short.size:
+        extra = np.empty(short.size, np.uint64)
+        for slot, i in enumerate(short):
+            folded = int(lengths[i])
+            for value in h[token_offsets[i] : token_offsets[i + 1]]:
+                folded = (folded * _FOLD + int(value)) & _MASK64
+            extra[slot] = folded
+        values = np.concatenate([values, _fmix64(extra)])
+        owner = np.concatenate([owner, short])
+        order = np.argsort(owner, kind="stable")
+        values = values[order]
+        counts[short] = 1
+
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return ShingleHashes(values, offsets)
+
+
+# --- MinHash and LSH -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LshParams:
+    """LSH banding: ``bands`` bands of ``rows`` MinHash values (bands·rows <= num_perm)."""
+
+    bands: int
+    rows: int
+
+    def candidate_probability(self, similarity: float) -> float:
+        """P(two papers of Jaccard ``similarity`` share a band) = 1 - (1 - s^r)^b."""
+        return float(1.0 - (1.0 - similarity**self.rows) ** self.bands)
+
+
+def lsh_params(
+    num_perm: int, threshold: float, recall_at_threshold: float = LSH_RECALL_AT_THRESHOLD
+) -> LshParams:
+    """Choose bands and rows for ``num_perm`` MinHash values and a Jaccard ``threshold``.
+
+    Among all (b, r) with b·r <= num_perm whose S-curve ``1-(1-s^r)^b`` is at least
+    ``recall_at_threshold`` at ``s = threshold``, returns the one with the least
+    area under the curve on [0, threshold] (expected false candidates; the
+    false-positive integral of datasketch's ``_optimal_param``), ties to more
+    bands. If none reaches the target, the one with the highest value at the
+    threshold. See the module docstring for the figures at the defaults.
+
+    Raises:
+        ValueError: ``num_perm < 1`` or ``threshold`` outside (0, 1].
+    """
+    if num_perm < 1 or not 0.0 < threshold <= 1.0:
+        raise ValueError(f"need num_perm >= 1 and 0 < threshold <= 1, got {num_perm}, {threshold}")
+    grid = np.linspace(0.0, threshold, 401)
+    best: tuple[float, float, int, int] | None = None
+    fallback: tuple[float, int, int] | None = None
+    for rows in range(1, num_perm + 1):
+        bands = num_perm // rows
+        at_threshold = 1.0 - (1.0 - threshold**rows) ** bands
+        if fallback is None or at_threshold > fallback[0]:
+            fallback = (at_threshold, bands, rows)
+        if at_threshold < recall_at_threshold:
+            continue
+        curve = 1.0 - (1.0 - grid**rows) ** bands
+        area = float(np.sum((curve[1:] + curve[:-1]) * np.diff(grid)) / 2.0)
+        key = (area, -bands, bands, rows)
+        if best is None or key < best:
+            best = key
+    if best is not None:
+        return LshParams(bands=best[2], rows=best[3])
+    assert fallback is not None
+    return LshParams(bands=fallback[1], rows=fallback[2])
+
+
+def minhash_signatures(
+    hashes: ShingleHashes, num_perm: int, seed: int = MINHASH_SEED
+) -> np.ndarray:
+    """MinHash signatures of each text's shingle hashes (rensa ``RMinHash``).
+
+    Returns:
+        uint32 array of shape (n_texts, num_perm). A text without shingles gets the
+        all-``0xFFFFFFFF`` signature of the empty set.
+    """
+    n = len(hashes)
+    if n == 0:
+        return np.empty((0, num_perm), np.uint32)
+    matrix = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+        hashes.values, hashes.offsets.astype(np.uint64), num_perm, seed
+    )
+    return np.asarray(matrix.to_rows(), dtype=np.uint32).reshape(n, num_perm)
+
+
+def band_keys(signatures: np.ndarray, params: LshParams) -> np.ndarray:
+    """One 64-bit key per band: the band's ``rows`` values folded and mixed.
+
+    Args:
+        signatures: uint32 (n, num_perm) from :func:`minhash_signatures`.
+        params: the banding (uses the first ``bands·rows`` columns).
+
+    Returns:
+        uint64 array (n, bands). Equal keys in the same band mean (barring a 2⁻⁶⁴
+        collision) equal band values.
+    """
+    n = signatures.shape[0]
+    keys = np.empty((n, params.bands), np.uint64)
+    sig = signatures.astype(np.uint64)
+    for band in range(params.bands):
+        acc = np.full(n, band + 1, np.uint64)
+        for col in range(band * params.rows, (band + 1) * params.rows):
+            acc = acc * np.uint64(_FOLD) + sig[:, col]
+        keys[:, band] = _fmix64(acc)
+    return keys
+
+
+def band_frame(paper_ids: Sequence[str], keys: np.ndarray) -> pl.DataFrame:
+    """Long form of band keys: one row per (paper, band), columns paper_id, band, band_key."""
+    n, bands = keys.shape
+    return pl.DataFrame(
+        {
+            "paper_id": np.repeat(np.asarray(paper_ids, dtype=object), bands),
+            "band": np.tile(np.arange(bands, dtype=np.int16), n),
+            "band_key": keys.reshape(-1),
+        },
+        schema={"paper_id": pl.String, "band": pl.Int16, "band_key": pl.UInt64},
+    )
+
+
+def candidate_pairs(new: pl.DataFrame, earlier: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Pairs of distinct papers sharing a band key: new×new and new×earlier.
+
+    Args:
+        new, earlier: frames of :func:`band_frame` (earlier may be None or empty).
+
+    Returns:
+        A frame with columns ``a`` < ``b`` (paper ids), each pair once, sorted.
+    """
+    pairs = [
+        new.join(new, on=["band", "band_key"], suffix="_other").select(
+            pl.col("paper_id").alias("x"), pl.col("paper_id_other").alias("y")
+        )
+    ]
+    if earlier is not None and earlier.height:
+        pairs.append(
+            new.join(earlier, on=["band", "band_key"], suffix="_other").select(
+                pl.col("paper_id").alias("x"), pl.col("paper_id_other").alias("y")
+            )
+        )
+    return (
+        pl.concat(pairs)
+        .filter(pl.col("x") != pl.col("y"))
+        .select(a=pl.min_horizontal("x", "y"), b=pl.max_horizontal("x", "y"))
+        .unique()
+        .sort("a", "b")
+    )
+
+
+# --- Papers, pairs, verification ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaperText:
+    """A paper as dedup needs it: id, clean abstract, first seen (aware datetime)."""
+
+    paper_id: str
+    abstract: str
+    first_seen: datetime
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class NearDuplicate:
+    """``paper_id`` nearly repeats the older ``duplicate_of`` (exact Jaccard ``similarity``)."""
+
+    paper_id: str
+    duplicate_of: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Sketch:
+    """MinHash sketch of a batch: ids, uint32 signatures (n, num_perm), uint64 band keys (n, b)."""
+
+    paper_ids: list[str]
+    signatures: np.ndarray
+    band_keys: np.ndarray
+    shingles: ShingleHashes
+
+    def bands(self) -> pl.DataFrame:
+        """The batch's band keys in the long form of :func:`band_frame`."""
+        return band_frame(self.paper_ids, self.band_keys)
+
+    def shingle_sets(self, pairs: Iterable[tuple[str, str]]) -> dict[str, np.ndarray]:
+        """Distinct sorted shingle hashes of the batch's papers named in ``pairs``."""
+        index = {pid: i for i, pid in enumerate(self.paper_ids)}
+        wanted = {pid for pair in pairs for pid in pair if pid in index}
+        return {pid: self.shingles.set_of(index[pid]) for pid in sorted(wanted)}
+
+
+def sketch_papers(papers: Sequence[PaperText], dedup: DedupSettings) -> Sketch:
+    """Shingle-hash, MinHash and band a batch of papers (settings: ``Settings.dedup``)."""
+    hashes = shingle_hash_sets([p.abstract for p in papers], dedup.word_shingle, dedup.char_shingle)
+    signatures = minhash_signatures(hashes, dedup.num_perm)
+    params = lsh_params(dedup.num_perm, dedup.threshold)
+    return Sketch([p.paper_id for p in papers], signatures, band_keys(signatures, params), hashes)
+
+
+def _older_first(a: PaperText, b: PaperText) -> tuple[PaperText, PaperText]:
+    return (a, b) if (a.first_seen, a.paper_id) <= (b.first_seen, b.paper_id) else (b, a)
+
+
+def verify_candidates(
+    pairs: Iterable[tuple[str, str]],
+    papers: Mapping[str, PaperText],
+    dedup: DedupSettings,
+    shingle_sets: Mapping[str, np.ndarray] | None = None,
+) -> list[NearDuplicate]:
+    """Keep the candidate pairs whose exact Jaccard is at least ``dedup.threshold``.
+
+    Args:
+        pairs: (paper id, paper id) candidates, each unordered pair once.
+        papers: every paper named in ``pairs``.
+        dedup: ``Settings.dedup`` (threshold, shingle sizes).
+        shingle_sets: distinct sorted shingle hashes of some papers (computed for
+            the others).
+
+    Returns:
+        :class:`NearDuplicate` rows sorted by (paper_id, duplicate_of): the newer
+        paper (later ``first_seen``, ties: larger paper_id) as ``paper_id``.
+
+    Raises:
+        KeyError: a paper of ``pairs`` is missing from ``papers``.
+    """
+    pairs = list(pairs)
+    sets: dict[str, np.ndarray] = dict(shingle_sets or {})
+    missing = sorted({pid for pair in pairs for pid in pair} - sets.keys())
+    if missing:
+        hashes = shingle_hash_sets(
+            [papers[pid].abstract for pid in missing], dedup.word_shingle, dedup.char_shingle
+        )
+        sets.update({pid: hashes.set_of(i) for i, pid in enumerate(missing)})
+    found = []
+    for x, y in pairs:
+        similarity = jaccard(sets[x], sets[y])
+        if similarity >= dedup.threshold:
+            older, newer = _older_first(papers[x], papers[y])
+            found.append(NearDuplicate(newer.paper_id, older.paper_id, similarity))
+    return sorted(found)
+
+
+def find_near_duplicates(
+    new: Sequence[PaperText],
+    earlier: Sequence[PaperText] = (),
+    dedup: DedupSettings | None = None,
+    earlier_bands: pl.DataFrame | None = None,
+) -> list[NearDuplicate]:
+    """Near-duplicate pairs among ``new`` and between ``new`` and ``earlier`` papers.
+
+    Args:
+        new: the batch (distinct paper ids).
+        earlier: papers already indexed; they are only compared with ``new``.
+        dedup: ``Settings.dedup`` (defaults when None).
+        earlier_bands: band keys of ``earlier`` (:func:`band_frame`), when stored;
+            computed from ``earlier`` otherwise.
+
+    Returns:
+        Each pair of distinct papers with exact Jaccard >= threshold once, sorted,
+        the older paper (earlier ``first_seen``, ties by paper_id) as ``duplicate_of``.
+        Two batches give the same pairs as one batch of both (the LSH keys of a
+        paper do not depend on its batch).
+    """
+    dedup = dedup or DedupSettings()
+    if not new:
+        return []
+    batch = sketch_papers(new, dedup)
+    if earlier_bands is None and earlier:
+        earlier_bands = sketch_papers(earlier, dedup).bands()
+    pairs = list(candidate_pairs(batch.bands(), earlier_bands).iter_rows())
+    papers = {p.paper_id: p for p in (*earlier, *new)}
+    return verify_candidates(pairs, papers, dedup, batch.shingle_sets(pairs))
+
+
+# --- Word diff for the report -----------------------------------------------------------
+
+
+def word_diff(old: str, new: str, context: int = 6) -> list[tuple[str, str]]:
+    """A short word-level diff of two abstracts, for the report.
+
+    Words are whitespace-separated; matching uses :class:`difflib.SequenceMatcher`
+    (``autojunk=False``, so the result depends only on the two texts). A replaced
+    run gives a ``delete`` then an ``insert``. An ``equal`` run longer than
+    ``2·context + 1`` words keeps ``context`` words on each side of the change,
+    with ``…`` for the rest (only the side towards a change at the start or end).
+
+    Returns:
+        (op, text) tuples, op in ``'equal' | 'delete' | 'insert'``, text the
+        words joined by single spaces; adjacent tuples never share an op.
+        Identical texts give one (possibly elided) ``equal`` tuple.
+    """
+    a, b = old.split(), new.split()
+    ops: list[tuple[str, str]] = []
+    opcodes = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        if tag == "equal":
+            words = a[i1:i2]
+            first, last = index == 0, index == len(opcodes) - 1
+            if len(words) > 2 * context + 1:
+                if first and not last:
+                    words = ["…", *words[-context:]]
+                elif last and not first:
+                    words = [*words[:context], "…"]
+                else:
+                    words = [*words[:context], "…", *words[-context:]]
+            ops.append(("equal", " ".join(words)))
+            continue
+        if tag in ("delete", "replace"):
+            ops.append(("delete", " ".join(a[i1:i2])))
+        if tag in ("insert", "replace"):
+            ops.append(("insert", " ".join(b[j1:j2])))
+    return ops
+
+
+# --- DuckDB persistence -------------------------------------------------------------
+
+
+def signature_scheme(dedup: DedupSettings) -> str:
+    """What a stored signature depends on; stored rows of another scheme are rebuilt.
+
+    Example: ``shingle-v1/w3c3/rensa-rminhash-v2/seed20260101/perm128/b21r6/t0.8``.
+    """
+    params = lsh_params(dedup.num_perm, dedup.threshold)
+    return (
+        f"shingle-v{SHINGLE_VERSION}/w{dedup.word_shingle}c{dedup.char_shingle}"
+        f"/rensa-rminhash-v{rensa.RMinHash.ALGORITHM_VERSION}/seed{MINHASH_SEED}"
+        f"/perm{dedup.num_perm}/b{params.bands}r{params.rows}/t{dedup.threshold:g}"
+    )
+
+
+def _papers_to_sketch_db(
+    con: duckdb.DuckDBPyConnection, scheme: str
+) -> tuple[list[PaperText], bool]:
+    """Papers without a signature of ``scheme`` (all papers after dropping stale signatures)."""
+    row = con.execute("select count(*) from paper_minhash where scheme <> ?", [scheme]).fetchone()
+    rebuild = bool(row and row[0])
+    if rebuild:
+        con.execute("delete from paper_lsh_bands")
+        con.execute("delete from paper_minhash")
+    rows = con.execute(
+        """
+        select p.paper_id, p.abstract, p.first_seen
+        from papers p
+        anti join paper_minhash m using (paper_id)
+        order by p.paper_id
+        """
+    ).fetchall()
+    return [PaperText(pid, text, seen) for pid, text, seen in rows], rebuild
+
+
+def _store_sketch_db(
+    con: duckdb.DuckDBPyConnection, sketch: Sketch, scheme: str, computed_at: datetime
+) -> None:
+    num_perm = sketch.signatures.shape[1]
+    signatures = pa.FixedSizeListArray.from_arrays(
+        pa.array(sketch.signatures.reshape(-1), pa.uint32()), num_perm
+    ).cast(pa.list_(pa.uint32()))
+    new_minhash = pa.table({"paper_id": sketch.paper_ids, "signature": signatures})  # noqa: F841
+    new_bands = sketch.bands().to_arrow()  # noqa: F841
+    con.execute(
+        "insert into paper_minhash (paper_id, scheme, signature, computed_at) "
+        "select paper_id, ?, signature, ? from new_minhash",
+        [scheme, computed_at],
+    )
+    con.execute(
+        "insert into paper_lsh_bands (band, band_key, paper_id) "
+        "select band, band_key, paper_id from new_bands"
+    )
+
+
+def _candidates_db(con: duckdb.DuckDBPyConnection, sketch: Sketch) -> list[tuple[str, str]]:
+    """Unordered candidate pairs of the batch against every stored band key (batch included)."""
+    new_bands = sketch.bands().to_arrow()  # noqa: F841
+    return con.execute(
+        """
+        select distinct least(n.paper_id, e.paper_id), greatest(n.paper_id, e.paper_id)
+        from new_bands n
+        join paper_lsh_bands e on e.band = n.band and e.band_key = n.band_key
+        where e.paper_id <> n.paper_id
+        order by 1, 2
+        """
+    ).fetchall()
+
+
+def _papers_db(con: duckdb.DuckDBPyConnection, paper_ids: Collection[str]) -> dict[str, PaperText]:
+    wanted = pa.table({"paper_id": pa.array(sorted(paper_ids), pa.string())})  # noqa: F841
+    rows = con.execute(
+        "select paper_id, abstract, first_seen from papers semi join wanted using (paper_id)"
+    ).fetchall()
+    return {pid: PaperText(pid, text, seen) for pid, text, seen in rows}
+
+
+def _store_pairs_db(
+    con: duckdb.DuckDBPyConnection,
+    pairs: Sequence[NearDuplicate],
+    detected_at: datetime,
+    rebuild: bool,
+) -> int:
+    found = pa.table(  # noqa: F841
+        {
+            "paper_id": pa.array([p.paper_id for p in pairs], pa.string()),
+            "duplicate_of": pa.array([p.duplicate_of for p in pairs], pa.string()),
+            "similarity": pa.array([p.similarity for p in pairs], pa.float64()),
+        }
+    )
+    if rebuild:  # settings changed: drop pairs the new settings no longer find
+        con.execute(
+            """
+            delete from near_duplicates d
+            where d.method = ? and not exists (
+                select 1 from found f
+                where f.paper_id = d.paper_id and f.duplicate_of = d.duplicate_of
+            )
+            """,
+            [METHOD],
+        )
+    row = con.execute(
+        """
+        insert into near_duplicates (paper_id, duplicate_of, similarity, method, detected_at)
+        select paper_id, duplicate_of, similarity, ?, ? from found
+        on conflict do nothing
+        """,
+        [METHOD, detected_at],
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def update_near_duplicates(
+    con: duckdb.DuckDBPyConnection, settings: Settings, detected_at: datetime
+) -> int:
+    """Sketch papers that have no signature yet, and record their near-duplicates.
+
+    Reads ``papers``; writes ``paper_minhash``, ``paper_lsh_bands`` and
+    ``near_duplicates`` (method :data:`METHOD`), in one transaction of its own
+    (call it outside an open transaction). New papers are compared with each
+    other and with every earlier paper through the stored band keys; only
+    candidate pairs' abstracts are read back for exact verification. When the
+    stored signatures were made with other settings (see
+    :func:`signature_scheme`), all are rebuilt and pairs the current settings no
+    longer find are deleted. The table then holds exactly what a from-scratch
+    run finds; existing rows keep their ``detected_at``.
+
+    Args:
+        con: a read-write connection with the schema applied.
+        settings: uses ``settings.dedup``.
+        detected_at: timezone-aware time of this run (the run's clock).
+
+    Returns:
+        The number of near_duplicates rows inserted.
+
+    Raises:
+        ValueError: ``detected_at`` is naive.
+        duckdb.Error: a statement failed (the transaction is rolled back).
+    """
+    if detected_at.tzinfo is None or detected_at.utcoffset() is None:
+        raise ValueError("detected_at must be timezone-aware")
+    dedup = settings.dedup
+    scheme = signature_scheme(dedup)
+    con.execute("begin transaction")
+    try:
+        batch, rebuild = _papers_to_sketch_db(con, scheme)
+        inserted = 0
+        if batch:
+            sketch = sketch_papers(batch, dedup)
+            _store_sketch_db(con, sketch, scheme, detected_at)
+            pairs = _candidates_db(con, sketch)
+            ids = {pid for pair in pairs for pid in pair}
+            known = {p.paper_id: p for p in batch}
+            papers = {**_papers_db(con, ids - known.keys()), **known}
+            found = verify_candidates(pairs, papers, dedup, sketch.shingle_sets(pairs))
+            inserted = _store_pairs_db(con, found, detected_at, rebuild)
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    return inserted

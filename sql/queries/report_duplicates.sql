@@ -1,0 +1,44 @@
+-- The report's duplicates section for $week: one row per paper that was repeated
+-- (kind 'exact') or nearly repeated (kind 'near') in that week, from the view
+-- duplicates_by_week. occurrences lists every file and position the paper
+-- appeared in (all weeks); for 'near' also the original's text and occurrences,
+-- so the report can show the similarity and a word diff (paperwatch.dedup.word_diff).
+with week_relations as (
+    select kind, paper_id, duplicate_of, method, bool_or(is_revision) as is_revision,
+        max(similarity) as similarity
+    from duplicates_by_week
+    where week = $week
+    group by all
+),
+occurrences as (
+    select
+        o.paper_id,
+        list(
+            {'file_id': f.file_id, 'file': f.name, 'path': f.path, 'position': o.position, 'line': o.line}
+            order by f.first_seen, f.name, o.position
+        ) as occurrences,
+        min(f.first_seen) as first_seen
+    from paper_occurrences o
+    join listing_files f on f.file_id = o.file_id
+    group by o.paper_id
+)
+select
+    w.kind,
+    w.paper_id,
+    p.method_name,
+    p.first_sentence,
+    p.abstract,
+    w.method,
+    w.similarity,
+    w.is_revision,
+    po.occurrences,
+    case when w.kind = 'near' then w.duplicate_of end as duplicate_of,
+    case when w.kind = 'near' then q.method_name end as original_method_name,
+    case when w.kind = 'near' then q.abstract end as original_abstract,
+    case when w.kind = 'near' then qo.occurrences end as original_occurrences
+from week_relations w
+join papers p on p.paper_id = w.paper_id
+left join occurrences po on po.paper_id = w.paper_id
+left join papers q on q.paper_id = w.duplicate_of
+left join occurrences qo on qo.paper_id = w.duplicate_of
+order by w.kind, p.first_seen, w.paper_id, w.duplicate_of
