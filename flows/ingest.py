@@ -19,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
 from paperwatch.clock import iso_week, now_utc, parse_as_of
+from paperwatch.dedup import update_near_duplicates
 from paperwatch.ingest import (
     ListingFileStat,
     PreparedFile,
@@ -164,6 +165,13 @@ def extract_paper_terms(settings: Settings) -> int:
         return update_paper_terms(con)
 
 
+@task(name="find-near-duplicates", cache_policy=NO_CACHE)
+def find_near_duplicates(settings: Settings, run: RunContext) -> int:
+    """Sketch the new papers (MinHash) and record their near-duplicates against all earlier ones."""
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        return update_near_duplicates(con, settings, run.as_of)
+
+
 @flow(name="ingest-listings", log_prints=True)
 def ingest_listings(
     folder: str | None = None, database: str | None = None, as_of: str | None = None
@@ -213,6 +221,7 @@ def ingest_listings(
             done += len(batch)
             logger.info("progress: %d/%d files", done, len(changed))
         if summary.new_papers:
+            summary.near_duplicates = find_near_duplicates(settings, run)
             extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:

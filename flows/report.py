@@ -39,7 +39,9 @@ def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str
     """Collect the week's data and render it (read-only on the database)."""
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         data = collect_report(con, week, settings)
-    figures = {k: int(data.figures[k]) for k in ("new_papers", "exact_duplicates")}
+    figures = {
+        k: int(data.figures[k]) for k in ("new_papers", "exact_duplicates", "near_duplicates")
+    }
     return render_report(data), figures
 
 

@@ -21,6 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from paperwatch import __version__, db
 from paperwatch.clock import parse_week, week_days
+from paperwatch.dedup import word_diff
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
 from paperwatch.trending import trending_terms_for_week
@@ -39,8 +40,9 @@ class ReportData:
     timezone: str
     figures: dict[str, Any]
     new_papers: list[dict[str, Any]]
-    exact_duplicates: list[dict[str, Any]]
+    duplicates: list[dict[str, Any]]
     sections: dict[str, Any] = field(default_factory=dict)
+    near_threshold: float = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,15 @@ class RenderedReport:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.html.encode("utf-8")).hexdigest()
+
+
+def _with_diffs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Add ``diff`` (a :func:`paperwatch.dedup.word_diff`) to near-duplicate rows."""
+    for row in rows:
+        row["diff"] = None
+        if row["kind"] == "near" and row.get("original_abstract"):
+            row["diff"] = word_diff(row["original_abstract"], row["abstract"])
+    return rows
 
 
 def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings) -> ReportData:
@@ -77,8 +88,9 @@ def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings
         timezone=settings.timezone,
         figures=figures,
         new_papers=db.query(con, "report_new_papers", week=week),
-        exact_duplicates=db.query(con, "report_exact_duplicates", week=week),
+        duplicates=_with_diffs(db.query(con, "report_duplicates", week=week)),
         sections={"trending": trending_terms_for_week(con, week, settings)},
+        near_threshold=settings.dedup.threshold,
     )
 
 
@@ -112,7 +124,13 @@ def render_report(data: ReportData) -> RenderedReport:
     only http(s). Lists longer than :data:`MAX_LISTED` are cut with "and N more".
     """
     env = _environment()
-    context = {"r": data, "max_listed": MAX_LISTED, "version": __version__, **data.sections}
+    context = {
+        "r": data,
+        "max_listed": MAX_LISTED,
+        "version": __version__,
+        "near_threshold": data.near_threshold,
+        **data.sections,
+    }
     html = env.get_template("report.html.j2").render(context)
     html = css_inline.CSSInliner(keep_style_tags=False, keep_at_rules=True).inline(html)
     text = env.get_template("report.txt.j2").render(context)

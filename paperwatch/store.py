@@ -468,4 +468,5 @@ class IngestSummary:
             "entries_quarantined": self.entries_quarantined,
             "new_papers": self.new_papers,
             "exact_duplicates": self.exact_duplicates,
+            "near_duplicates": self.near_duplicates,
         }

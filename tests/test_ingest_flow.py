@@ -164,3 +164,33 @@ def test_script_in_abstract_is_escaped_in_report(tmp_path: Path, database: Path)
     assert "<script>" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in html
     assert "EvilNet" in html
+
+
+def test_revised_abstract_in_a_later_week_is_a_near_duplicate(
+    seed_folder: Path, database: Path, tmp_path: Path
+) -> None:
+    ingest_listings(str(seed_folder), str(database), AS_OF)
+    original = (
+        (seed_folder / "002_bf103a832150c832.txt").read_text(encoding="utf-8").split("\n\n")[1]
+    )
+    revised = original.replace("plug-and-play route", "plug-and-play path", 1)
+    assert revised != original
+    (seed_folder / "005_0123456789abcdef.txt").write_text(
+        f"NeurIPS 2026 论文列表\n\n{revised}\n", encoding="utf-8"
+    )
+    summary = ingest_listings(str(seed_folder), str(database), "2026-12-02T10:00:00+00:00")
+    assert (summary.week, summary.new_papers, summary.near_duplicates) == ("2026-W49", 1, 1)
+    pairs = rows(
+        database,
+        "select n.method, p.method_name, q.method_name, round(n.similarity, 4) from near_duplicates n "
+        "join papers p on p.paper_id = n.paper_id join papers q on q.paper_id = n.duplicate_of",
+    )
+    assert pairs == [("minhash-lsh", "SPIRIT", "SPIRIT", 0.9741)]
+    outcome = weekly_report(
+        week="2026-W49", database=str(database), report_dir=str(tmp_path / "out")
+    )
+    html = outcome.html_path.read_text(encoding="utf-8")
+    assert "near-duplicate of" in html and "similarity 0.97" in html
+    assert '<del class="del" style="' in html and ">route</del>" in html and ">path</ins>" in html
+    text = outcome.text_path.read_text(encoding="utf-8")
+    assert "changes: -[route] +[path]" in text

@@ -2,12 +2,6 @@
 with week_files as (
     select * from listing_files where first_seen_week = $week
 ),
-week_occurrences as (
-    select o.*, p.first_file_id, p.first_position
-    from paper_occurrences o
-    join week_files f using (file_id)
-    join papers p using (paper_id)
-),
 week_checks as (
     select v.*
     from validation_results v
@@ -22,9 +16,11 @@ select
     (select coalesce(sum(entry_count), 0) from week_files where status = 'loaded') as entries,
     (select count(*) from papers where first_seen_week = $week) as new_papers,
     (
-        select count(*) from week_occurrences
-        where not (file_id = first_file_id and position = first_position)
+        select count(*) from duplicates_by_week where week = $week and kind = 'exact'
     ) as exact_duplicates,
+    (
+        select count(*) from duplicates_by_week where week = $week and kind = 'near'
+    ) as near_duplicates,
     (select count(*) from quarantine where week = $week and kind = 'entry') as entries_quarantined,
     (select count(*) from week_checks where outcome = 'passed') as checks_passed,
     (select count(*) from week_checks) as checks_total,

@@ -16,6 +16,7 @@ create table if not exists ingest_runs (
     entries_quarantined integer not null default 0,
     new_papers integer not null default 0,
     exact_duplicates integer not null default 0,
+    near_duplicates integer not null default 0,
     status varchar not null default 'running',  -- running | completed | failed
     error varchar
 );
