@@ -97,7 +97,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
     assert "SpectralKV" in html and "https://anonymous.4open.science/r/spectralKV-2FF7" in html
     assert "<script" not in html.lower()
     text = outcome.text_path.read_text(encoding="utf-8")
-    assert "54 new papers, 3 repeated entries, 3 listing files, 0 entries quarantined." in text
+    assert "54 new papers, 3 repeated entries, 0 near-duplicates, 3 listing files, 0 entries quarantined." in text
     # Same week, same database: same bytes.
     first = outcome.html_path.read_bytes()
     weekly_report(week="2026-W48", database=str(database), report_dir=str(tmp_path / "out"))
