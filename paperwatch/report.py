@@ -41,6 +41,7 @@ class ReportData:
     figures: dict[str, Any]
     new_papers: list[dict[str, Any]]
     duplicates: list[dict[str, Any]]
+    revisions: list[dict[str, Any]]
     sections: dict[str, Any] = field(default_factory=dict)
     near_threshold: float = 0.8
 
@@ -89,6 +90,7 @@ def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings
         figures=figures,
         new_papers=db.query(con, "report_new_papers", week=week),
         duplicates=_with_diffs(db.query(con, "report_duplicates", week=week)),
+        revisions=db.query(con, "report_revisions", week=week),
         sections={"trending": trending_terms_for_week(con, week, settings)},
         near_threshold=settings.dedup.threshold,
     )

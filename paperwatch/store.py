@@ -346,10 +346,21 @@ def _load_file(
             }
         finally:
             con.unregister("_ids")
+    if row["supersedes"] is not None:
+        # Entries carried over from the version this file replaces are not repeats.
+        carried = {
+            r[0]
+            for r in con.execute(
+                "select paper_id from paper_occurrences where file_id = ?", [row["supersedes"]]
+            ).fetchall()
+        }
+        existing_elsewhere = existing - carried
+    else:
+        existing_elsewhere = existing
     seen_in_file: Counter[str] = Counter()
     exact_duplicates = 0
     for pid in good["paper_id"]:
-        if pid in existing or seen_in_file[pid]:
+        if pid in existing_elsewhere or seen_in_file[pid]:
             exact_duplicates += 1
         seen_in_file[pid] += 1
     fresh = good.filter(~pl.col("paper_id").is_in(list(existing))).unique(

@@ -97,7 +97,10 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
     assert "SpectralKV" in html and "https://anonymous.4open.science/r/spectralKV-2FF7" in html
     assert "<script" not in html.lower()
     text = outcome.text_path.read_text(encoding="utf-8")
-    assert "54 new papers, 3 repeated entries, 0 near-duplicates, 3 listing files, 0 entries quarantined." in text
+    assert (
+        "54 new papers, 3 repeated entries, 0 near-duplicates, 3 listing files, 0 entries quarantined."
+        in text
+    )
     # Same week, same database: same bytes.
     first = outcome.html_path.read_bytes()
     weekly_report(week="2026-W48", database=str(database), report_dir=str(tmp_path / "out"))
@@ -194,3 +197,50 @@ def test_revised_abstract_in_a_later_week_is_a_near_duplicate(
     assert '<del class="del" style="' in html and ">route</del>" in html and ">path</ins>" in html
     text = outcome.text_path.read_text(encoding="utf-8")
     assert "changes: -[route] +[path]" in text
+
+
+def test_reissued_listing_reports_revisions_and_removals(
+    seed_folder: Path, database: Path, tmp_path: Path
+) -> None:
+    ingest_listings(str(seed_folder), str(database), AS_OF)
+    path = seed_folder / "000_5dc500fada0b6079.txt"
+    header, *entries = path.read_text(encoding="utf-8").rstrip("\n").split("\n\n")
+    edited = entries[0].replace(
+        "central to large language model evaluation", "central to LLM evaluation", 1
+    )
+    assert edited != entries[0]
+    # Entry 1 edited, entry 19 removed, the other 17 unchanged.
+    path.write_text("\n\n".join([header, edited, *entries[1:18]]) + "\n", encoding="utf-8")
+    summary = ingest_listings(str(seed_folder), str(database), "2026-12-02T10:00:00+00:00")
+    assert (
+        summary.files_loaded,
+        summary.new_papers,
+        summary.exact_duplicates,
+        summary.near_duplicates,
+    ) == (1, 1, 0, 1)
+    versions = rows(
+        database,
+        "select n.status, n.supersedes = o.file_id from listing_files n join listing_files o using (path) "
+        "where n.first_seen_week = '2026-W49' and o.first_seen_week = '2026-W48'",
+    )
+    assert versions == [("loaded", True)]
+    revisions = rows(
+        database,
+        "select unchanged, len(added_paper_ids), len(revised_paper_ids), len(removed_paper_ids) from listing_revisions",
+    )
+    assert revisions == [(17, 1, 1, 1)]
+    exact_in_w49 = rows(
+        database,
+        "select count(*) from duplicates_by_week where week = '2026-W49' and kind = 'exact'",
+    )
+    assert exact_in_w49 == [(0,)]
+    outcome = weekly_report(
+        week="2026-W49", database=str(database), report_dir=str(tmp_path / "out")
+    )
+    text = outcome.text_path.read_text(encoding="utf-8")
+    assert (
+        "* 000_5dc500fada0b6079.txt replaced its earlier version: 17 unchanged, 1 revised, 0 added, 1 removed."
+        in text
+    )
+    assert "removed: Merging with Directional Alignment: Model merging has emerged" in text
+    assert "revised in a re-issued listing of HJA" in text
