@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
@@ -172,6 +173,34 @@ def find_near_duplicates(settings: Settings, run: RunContext) -> int:
         return update_near_duplicates(con, settings, run.as_of)
 
 
+@task(name="publish-quality-artifacts", cache_policy=NO_CACHE)
+def publish_quality_artifacts(settings: Settings, run: RunContext) -> None:
+    """A table artifact with the run's validation summary; a markdown one when anything was
+    quarantined (keys ``ingest-validation`` and ``ingest-quarantine``)."""
+    with db.reader(settings.database, settings.lock_timeout_s) as con:
+        summary = db.query(con, "run_validation_summary", run_id=run.run_id)
+        quarantined = db.query(con, "run_quarantine", run_id=run.run_id)
+    if summary:
+        create_table_artifact(
+            key="ingest-validation",
+            table=summary,
+            description=f"Expectation results of ingestion run {run.run_id} ({run.week})",
+        )
+    if quarantined:
+        lines = [f"# Quarantined in run {run.run_id} ({run.week})", ""]
+        lines += ["| # | what | where | reasons |", "| --- | --- | --- | --- |"]
+        for q in quarantined:
+            where = q["path"] + (f":{q['line']}" if q["line"] else "")
+            what = "file" if q["kind"] == "file" else f"entry {q['position']}"
+            reasons = "; ".join(q["reasons"]).replace("|", "\\|")
+            lines.append(f"| {q['quarantine_id']} | {what} | {where} | {reasons} |")
+        lines += [
+            "",
+            "Inspect with `paperwatch quarantine list`; release with `paperwatch quarantine release ID`.",
+        ]
+        create_markdown_artifact(key="ingest-quarantine", markdown="\n".join(lines))
+
+
 @flow(name="ingest-listings", log_prints=True)
 def ingest_listings(
     folder: str | None = None, database: str | None = None, as_of: str | None = None
@@ -229,4 +258,6 @@ def ingest_listings(
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
+    if summary.changed_anything:
+        publish_quality_artifacts(settings, run)
     return summary

@@ -219,6 +219,155 @@ def run(
     )
 
 
+quarantine_app = typer.Typer(
+    help="Inspect the quarantine, and release an entry after a person has looked at it.",
+    no_args_is_help=True,
+)
+app.add_typer(quarantine_app, name="quarantine")
+
+
+@quarantine_app.command("list")
+def quarantine_list(
+    database: DatabaseOption = None,
+    include_released: Annotated[
+        bool, typer.Option("--all", help="Also show entries that were released.")
+    ] = False,
+) -> None:
+    """List quarantined files and entries with their reasons (oldest first)."""
+    from paperwatch import db
+    from paperwatch.quarantine import list_quarantine
+    from paperwatch.settings import Settings
+
+    settings = _settings(database=database)
+    assert isinstance(settings, Settings)
+    try:
+        with db.reader(settings.database, settings.lock_timeout_s) as con:
+            items = list_quarantine(con, include_released)
+    except (FileNotFoundError, db.DatabaseLockedError) as exc:
+        raise _fail(str(exc)) from None
+    if not items:
+        typer.echo(
+            "the quarantine is empty"
+            + ("" if include_released else " (or all released; see --all)")
+        )
+        return
+    for item in items:
+        where = item["path"] + (f":{item['line']}" if item["line"] else "")
+        what = "file" if item["kind"] == "file" else f"entry {item['position']}"
+        typer.echo(f"#{item['quarantine_id']}  {where}  ({what}, {item['week']})")
+        for reason in item["reasons"]:
+            typer.echo(f"    reason: {reason}")
+        if item["preview"]:
+            typer.echo(f"    text:   {' '.join(item['preview'].split())[:120]}")
+        elif item["raw_bytes"]:
+            typer.echo(f"    bytes:  {item['raw_bytes']:,} kept")
+        if item["released_at"]:
+            note = f": {item['release_note']}" if item["release_note"] else ""
+            typer.echo(
+                f"    released by {item['released_by']} on {item['released_at']:%Y-%m-%d %H:%M}{note}"
+            )
+
+
+@quarantine_app.command("release")
+def quarantine_release(
+    quarantine_id: Annotated[
+        int, typer.Argument(help="The #id shown by `paperwatch quarantine list`.")
+    ],
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="Who approves the release. [default: $USER]", show_default=False),
+    ] = None,
+    note: Annotated[
+        str | None, typer.Option("--note", help="Why the entry is fine after all.")
+    ] = None,
+    database: DatabaseOption = None,
+    as_of: AsOfOption = None,
+) -> None:
+    """Load a quarantined entry after a person has looked at it (the check or bound was wrong).
+
+    The entry becomes a paper and an occurrence at its original file and
+    position; who released it, when and why is recorded on the quarantine row.
+    A whole quarantined file cannot be released: fix it and drop it again.
+    """
+    from paperwatch import db
+    from paperwatch.clock import iso_week, parse_as_of
+    from paperwatch.dedup import update_near_duplicates
+    from paperwatch.quarantine import QuarantineError, release_entry
+    from paperwatch.settings import Settings
+    from paperwatch.trending import update_paper_terms
+
+    settings = _settings(database=database)
+    assert isinstance(settings, Settings)
+    approver = by or os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    try:
+        moment = parse_as_of(as_of, settings.tz)
+        with db.writer(settings.database, settings.lock_timeout_s) as con:
+            release = release_entry(
+                con,
+                quarantine_id,
+                by=approver,
+                note=note,
+                at=moment,
+                week=iso_week(moment, settings.tz),
+            )
+            update_near_duplicates(con, settings, moment)
+            update_paper_terms(con)
+    except (QuarantineError, ValueError, db.DatabaseLockedError) as exc:
+        raise _fail(str(exc)) from None
+    state = "a new paper" if release.new_paper else "an occurrence of a known paper"
+    typer.echo(
+        f"released #{release.quarantine_id} ({release.path}, entry {release.position}) as {state} "
+        f"{release.paper_id}, approved by {approver}"
+    )
+
+
+@app.command()
+def docs(
+    folder: FolderOption = None,
+    report_dir: ReportDirOption = None,
+) -> None:
+    """Build Great Expectations Data Docs for the listing files now in the folder.
+
+    Runs both expectation suites (listing_files and papers) over the folder's
+    files exactly as ingestion does, without loading anything, and writes the
+    site to <report-dir>/data_docs/. Data Docs load CSS and JavaScript from the
+    web: open them in a browser, not in mail.
+    """
+    from paperwatch.ingest import (
+        entries_frame,
+        files_frame,
+        prepare_file,
+        read_listing_file,
+        scan_folder,
+    )
+    from paperwatch.settings import Settings
+    from paperwatch.validate import build_data_docs, validate_frame
+
+    settings = _settings(watch_dir=folder, report_dir=report_dir)
+    assert isinstance(settings, Settings)
+    try:
+        scan = scan_folder(settings.watch_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise _fail(str(exc)) from None
+    prepared = []
+    for stat in scan.files:
+        try:
+            prepared.append(
+                prepare_file(
+                    stat, read_listing_file(stat, settings.max_file_bytes), settings.max_file_bytes
+                )
+            )
+        except OSError as exc:
+            typer.echo(f"skipped {stat.rel}: {exc}", err=True)
+    files = files_frame(prepared, [])
+    rejected = set(validate_frame(files, "listing_files").critical_failures())
+    entries = entries_frame(f for i, f in enumerate(prepared) if i not in rejected)
+    index = build_data_docs(
+        {"listing_files": files, "papers": entries}, settings.report_dir / "data_docs"
+    )
+    typer.echo(f"Data Docs for {len(prepared)} files, {entries.height} entries: {index}")
+
+
 def main() -> None:
     """Entry point for ``python -m paperwatch``."""
     app(prog_name="paperwatch")

@@ -42,6 +42,7 @@ class ReportData:
     new_papers: list[dict[str, Any]]
     duplicates: list[dict[str, Any]]
     revisions: list[dict[str, Any]]
+    quality: dict[str, list[dict[str, Any]]]
     sections: dict[str, Any] = field(default_factory=dict)
     near_threshold: float = 0.8
 
@@ -91,6 +92,11 @@ def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings
         new_papers=db.query(con, "report_new_papers", week=week),
         duplicates=_with_diffs(db.query(con, "report_duplicates", week=week)),
         revisions=db.query(con, "report_revisions", week=week),
+        quality={
+            "suites": db.query(con, "report_data_quality", week=week),
+            "quarantined": db.query(con, "report_quarantine", week=week),
+            "warnings": db.query(con, "report_warnings", week=week),
+        },
         sections={"trending": trending_terms_for_week(con, week, settings)},
         near_threshold=settings.dedup.threshold,
     )

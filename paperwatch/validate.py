@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
@@ -280,3 +282,59 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
         )
     results.sort(key=lambda result: order.get(result.expectation, len(order)))
     return SuiteResult(suite_name, tuple(results))
+
+
+def build_data_docs(batches: dict[str, pl.DataFrame], target: Path) -> Path:
+    """Validate each ``{suite name: frame}`` and build Great Expectations Data Docs in ``target``.
+
+    Uses a throw-away file-backed Great Expectations project (a temporary
+    folder) whose only Data Docs site writes to ``target``. Data Docs load CSS
+    and JavaScript from CDNs: they are for reading in a browser, not for mail.
+
+    Returns:
+        The path of the site's ``index.html``.
+
+    Raises:
+        SuiteError: a suite file is invalid.
+    """
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    target = target.resolve()
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="paperwatch-gx-") as root:
+        context = gx.get_context(mode="file", project_root_dir=root)
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        context.add_data_docs_site(
+            site_name="paperwatch",
+            site_config={
+                "class_name": "SiteBuilder",
+                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+                "store_backend": {
+                    "class_name": "TupleFilesystemStoreBackend",
+                    "base_directory": str(target),
+                },
+            },
+        )
+        datasource = context.data_sources.add_pandas("paperwatch")
+        for suite_name, frame in batches.items():
+            batch = datasource.add_dataframe_asset(suite_name).add_batch_definition_whole_dataframe(
+                "all"
+            )
+            suite = context.suites.add(gx.ExpectationSuite(**load_suite(suite_name)))
+            validation = context.validation_definitions.add(
+                gx.ValidationDefinition(name=suite_name, data=batch, suite=suite)
+            )
+            checkpoint = context.checkpoints.add(
+                gx.Checkpoint(
+                    name=f"{suite_name}-docs",
+                    validation_definitions=[validation],
+                    actions=[
+                        gx.checkpoint.UpdateDataDocsAction(name="docs", site_names=["paperwatch"])
+                    ],
+                )
+            )
+            checkpoint.run(batch_parameters={"dataframe": frame.to_pandas()})
+        context.build_data_docs(site_names=["paperwatch"])
+    return target / "index.html"
