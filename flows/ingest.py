@@ -9,15 +9,18 @@ was skipped or merged loses nothing. Files go through in batches
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
+from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.ingest import (
     ListingFileStat,
@@ -40,6 +43,35 @@ from paperwatch.store import (
     start_run,
 )
 from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.watch import hold_back_recent
+from paperwatch.writer_lock import holds_writer_lock
+
+# --- server runs: settle guard and run artifact (see flows/deployments.py) ---
+
+
+def _settle_seconds(settings: Settings) -> float:
+    """Quiet period for this run's scan: the setting in deployment runs, 0 when run by hand.
+
+    Scheduled and triggered runs may start while a file is still being written, so
+    they leave files modified within ``schedule.watch_quiet_period_s`` for a later
+    run; ``paperwatch ingest`` reads whatever is there (the user just put it there).
+    """
+    from prefect.runtime import deployment
+
+    return settings.schedule.watch_quiet_period_s if deployment.id else 0.0
+
+
+@task(name="publish-ingest-artifact", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def publish_ingest_artifact(summary: IngestSummary) -> None:
+    """Publish the run's files and counts as a table artifact (key ``ingest-listings-files``)."""
+    create_table_artifact(
+        table=ingest_table(summary),
+        key=INGEST_ARTIFACT_KEY,
+        description=ingest_description(summary),
+    )
+
+
+# --- end server runs ---
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +89,7 @@ def _batches(items: Sequence[ListingFileStat], size: int) -> Iterator[Sequence[L
 def scan_listing_files(settings: Settings) -> tuple[ScanResult, list[ListingFileStat]]:
     """Scan the folder and keep the files whose path, size or mtime is not recorded yet."""
     scan = scan_folder(settings.watch_dir)
+    scan = hold_back_recent(scan, time.time_ns(), _settle_seconds(settings))
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         known = known_stats(con)
     return scan, select_changed(scan.files, known)
@@ -123,6 +156,7 @@ def load_listing_files(
 
 
 @flow(name="ingest-listings", log_prints=True)
+@holds_writer_lock
 def ingest_listings(
     folder: str | None = None, database: str | None = None, as_of: str | None = None
 ) -> IngestSummary:
@@ -175,4 +209,5 @@ def ingest_listings(
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
+    publish_ingest_artifact(summary)
     return summary
