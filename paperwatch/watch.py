@@ -135,7 +135,8 @@ class ArrivalBatcher:
 
         Settles what is quiet first. A batch goes out when something is settled and
         either nothing is still pending or the oldest settled file has waited
-        ``max_wait_s``. The batch is then forgotten.
+        ``max_wait_s``. The batch's states are remembered, so the same file seen
+        again unchanged (a late event, the next catch-up) starts nothing.
         """
         self.settle(now)
         if not self._settled:

@@ -431,3 +431,29 @@ def test_prefect_yaml_deploys_both_to_a_process_work_pool(server: Server, served
         automations = client.read_resource_related_automations(f"prefect.deployment.{ingest.id}")
     expects = [a.trigger.expect for a in automations if a.enabled]
     assert {"paperwatch.listing.arrived"} in expects
+
+
+def test_watch_local_ingests_in_process_without_a_server(tmp_path: Path) -> None:
+    """`paperwatch watch --local`: no PREFECT_API_URL; the flow runs in the watcher's process."""
+    folder, database = tmp_path / "in", tmp_path / "pw.duckdb"
+    folder.mkdir()
+    env = dict(
+        _base_env(tmp_path / "prefect-home"),
+        PAPERWATCH_WATCH_DIR=str(folder),
+        PAPERWATCH_DATABASE=str(database),
+    )
+    log = tmp_path / "watch.log"
+    proc = _start(
+        [sys.executable, "-m", "paperwatch", "watch", "--local", "--quiet-period", "0.5"],
+        env,
+        log,
+        tmp_path,
+    )
+    try:
+        _wait_for("the watcher", lambda: "watching" in log.read_text(), 30)
+        shutil.copy(SEEDS / SEED, folder / SEED)
+        _wait_for("the ingestion summary", lambda: "new papers: 19" in log.read_text(), 120)
+    finally:
+        _stop(proc)
+    assert "1 file(s) settled, e.g. 000_5dc500fada0b6079.txt: ingesting" in log.read_text()
+    assert _rows(database, "select count(*) from papers") == [(19,)]
