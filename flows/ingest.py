@@ -9,6 +9,7 @@ was skipped or merged loses nothing. Files go through in batches
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
+from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.dedup import update_near_duplicates
 from paperwatch.ingest import (
@@ -47,6 +49,35 @@ from paperwatch.store import (
 )
 from paperwatch.trending import update_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.watch import hold_back_recent
+from paperwatch.writer_lock import holds_writer_lock
+
+# --- server runs: settle guard and run artifact (see flows/deployments.py) ---
+
+
+def _settle_seconds(settings: Settings) -> float:
+    """Quiet period for this run's scan: the setting in deployment runs, 0 when run by hand.
+
+    Scheduled and triggered runs may start while a file is still being written, so
+    they leave files modified within ``schedule.watch_quiet_period_s`` for a later
+    run; ``paperwatch ingest`` reads whatever is there (the user just put it there).
+    """
+    from prefect.runtime import deployment
+
+    return settings.schedule.watch_quiet_period_s if deployment.id else 0.0
+
+
+@task(name="publish-ingest-artifact", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def publish_ingest_artifact(summary: IngestSummary) -> None:
+    """Publish the run's files and counts as a table artifact (key ``ingest-listings-files``)."""
+    create_table_artifact(
+        table=ingest_table(summary),
+        key=INGEST_ARTIFACT_KEY,
+        description=ingest_description(summary),
+    )
+
+
+# --- end server runs ---
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +120,7 @@ def _batches(items: Sequence[ListingFileStat], size: int) -> Iterator[Sequence[L
 def scan_listing_files(settings: Settings, run: RunContext) -> _Pending:
     """Scan the folder; keep the files whose path, size or mtime is not recorded yet."""
     scan = scan_folder(settings.watch_dir)
+    scan = hold_back_recent(scan, time.time_ns(), _settle_seconds(settings))
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         known = known_stats(con)
         numbers = known_sequence_numbers(con)
@@ -202,6 +234,7 @@ def publish_quality_artifacts(settings: Settings, run: RunContext) -> None:
 
 
 @flow(name="ingest-listings", log_prints=True)
+@holds_writer_lock
 def ingest_listings(
     folder: str | None = None, database: str | None = None, as_of: str | None = None
 ) -> IngestSummary:
@@ -258,6 +291,7 @@ def ingest_listings(
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
+    publish_ingest_artifact(summary)
     if summary.changed_anything:
         publish_quality_artifacts(settings, run)
     return summary

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from paperwatch import db
+from paperwatch.artifacts import REPORT_ARTIFACT_KEY, report_markdown
 from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
 from paperwatch.report import (
     RenderedReport,
@@ -21,6 +23,7 @@ from paperwatch.report import (
     write_report,
 )
 from paperwatch.settings import Settings, load_settings
+from paperwatch.writer_lock import holds_writer_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,30 @@ def write_week(settings: Settings, report: RenderedReport) -> tuple[Path, Path]:
     return html_path, text_path
 
 
+# --- server runs: report artifact (see flows/deployments.py) ---
+
+
+@task(name="publish-report-artifact", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def publish_report_artifact(outcome: ReportOutcome) -> None:
+    """Publish a Markdown artifact linking the report files (key ``weekly-report``)."""
+    create_markdown_artifact(
+        markdown=report_markdown(
+            outcome.week,
+            outcome.html_path,
+            outcome.text_path,
+            outcome.new_papers,
+            outcome.exact_duplicates,
+        ),
+        key=REPORT_ARTIFACT_KEY,
+        description=f"report of {outcome.week}",
+    )
+
+
+# --- end server runs ---
+
+
 @flow(name="weekly-report", log_prints=True)
+@holds_writer_lock
 def weekly_report(
     week: str | None = None,
     as_of: str | None = None,
@@ -84,6 +110,8 @@ def weekly_report(
     report, figures = render_week(settings, week)
     html_path, text_path = write_week(settings, report)
     get_run_logger().info("report of %s written to %s", week, html_path)
-    return ReportOutcome(
+    outcome = ReportOutcome(
         week, html_path, text_path, figures["new_papers"], figures["exact_duplicates"]
     )
+    publish_report_artifact(outcome)
+    return outcome

@@ -12,6 +12,8 @@ import typer
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# paperwatch's own loggers (writer lock, watcher) go to the run logs too.
+os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
 
 app = typer.Typer(
     name="paperwatch",
@@ -366,6 +368,155 @@ def docs(
         {"listing_files": files, "papers": entries}, settings.report_dir / "data_docs"
     )
     typer.echo(f"Data Docs for {len(prepared)} files, {entries.height} entries: {index}")
+
+
+# --- server runs: `paperwatch serve` and `paperwatch watch` ---
+
+
+def _api_url() -> str | None:
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url
+
+
+def _need_server(command: str) -> str:
+    url = _api_url()
+    if not url:
+        raise _fail(
+            f"`paperwatch {command}` needs a Prefect server: start one with `prefect server start` "
+            "and set PREFECT_API_URL=http://127.0.0.1:4200/api"
+            + (" (or use --local to ingest in this process)" if command == "watch" else "")
+        )
+    return url
+
+
+@app.command()
+def serve(
+    folder: FolderOption = None,
+    database: DatabaseOption = None,
+    report_dir: ReportDirOption = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="Most flow runs this process executes at once. [default: no limit]"),
+    ] = None,
+    log_level: Annotated[
+        str, typer.Option(help="Level of the runs' logs sent to the server (the UI).")
+    ] = "INFO",
+) -> None:
+    """Serve the ingest-listings and weekly-report deployments from this process.
+
+    Needs PREFECT_API_URL. ingest-listings runs every schedule.ingest_interval_minutes
+    and on each event of `paperwatch watch` for the folder; weekly-report runs on
+    schedule.report_cron in the configured time zone. Ingestion runs queue one at a
+    time. Stopping this process (Ctrl-C) leaves the schedules active.
+    """
+    from paperwatch.settings import Settings
+
+    url = _need_server("serve")
+    settings = _settings(watch_dir=folder, database=database, report_dir=report_dir)
+    assert isinstance(settings, Settings)
+    # Flow runs are subprocesses: they read these from the environment.
+    os.environ["PREFECT_LOGGING_LEVEL"] = log_level.upper()
+    from flows.deployments import serve_deployments
+
+    typer.echo(
+        f"serving ingest-listings ({settings.watch_dir.resolve()}, every "
+        f"{settings.schedule.ingest_interval_minutes} min and on arrival) and weekly-report "
+        f"({settings.schedule.report_cron!r} {settings.timezone}) against {url}"
+    )
+    serve_deployments(settings, limit=limit)
+
+
+@app.command()
+def watch(
+    folder: FolderOption = None,
+    database: DatabaseOption = None,
+    quiet_period: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds a file's size and mtime must stay unchanged before it is read. "
+            "[default: schedule.watch_quiet_period_s, 2]",
+            show_default=False,
+        ),
+    ] = None,
+    max_wait: Annotated[
+        float,
+        typer.Option(help="Seconds settled files wait for others still being written."),
+    ] = 30.0,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Run the ingestion flow in this process (no server needed)."),
+    ] = False,
+) -> None:
+    """Watch the folder; when listing files land, start an ingestion run.
+
+    A new or changed *.txt file counts once its size and mtime have been stable for
+    the quiet period (dot files and editor temporary files are ignored); files
+    settling together give one event. Each event
+    (paperwatch.listing.arrived, resource paperwatch.folder.<absolute folder>)
+    triggers the ingest-listings deployment of `paperwatch serve` or `prefect deploy`.
+    With --local the ingestion flow runs here instead. Files already in the folder
+    are handled once at start. Stop with Ctrl-C.
+    """
+    import signal
+    import threading
+
+    from paperwatch.settings import Settings
+    from paperwatch.watch import EVENT_NAME, folder_resource_id, watch_folder
+
+    settings = _settings(watch_dir=folder, database=database)
+    assert isinstance(settings, Settings)
+    quiet = settings.schedule.watch_quiet_period_s if quiet_period is None else quiet_period
+    watched = settings.watch_dir.resolve()
+    if not watched.is_dir():
+        raise _fail(f"watched folder {watched} does not exist or is not a folder")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    if local:
+
+        def on_batch(batch: list[str]) -> None:
+            typer.echo(f"{len(batch)} file(s) settled, e.g. {batch[0]}: ingesting")
+            try:
+                summary = _run_ingest(settings, None)
+            except typer.Exit:
+                return  # the error was printed; keep watching
+            _print_ingest(summary, settings.database)
+
+    else:
+        url = _need_server("watch")
+        from prefect.events import emit_event
+
+        resource = {
+            "prefect.resource.id": folder_resource_id(watched),
+            "prefect.resource.name": watched.name,
+        }
+
+        def on_batch(batch: list[str]) -> None:
+            emit_event(
+                event=EVENT_NAME,
+                resource=resource,
+                payload={"count": len(batch), "files": batch[:100]},
+            )
+            typer.echo(f"{len(batch)} file(s) settled, e.g. {batch[0]}: emitted {EVENT_NAME}")
+
+        typer.echo(f"emitting {EVENT_NAME} for {watched} to {url}")
+
+    typer.echo(f"watching {watched} (quiet period {quiet:g} s); Ctrl-C stops")
+    try:
+        # --local runs have no server-side guard against files still being written,
+        # so they wait until nothing is (max_wait None).
+        watch_folder(watched, on_batch, quiet, max_wait_s=None if local else max_wait, stop=stop)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if not local:
+            from prefect.events.worker import EventsWorker
+
+            EventsWorker.drain_all(timeout=10)
+
+
+# --- end server runs ---
 
 
 def main() -> None:

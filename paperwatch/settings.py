@@ -110,6 +110,11 @@ class ScheduleSettings(BaseModel):
         ge=0,
         description="A file must keep its size and mtime this long before it is read.",
     )
+    writer_lock_timeout_s: float = Field(
+        default=3600.0,
+        description="How long a run waits for another run writing the database "
+        "(the writer lock beside it); negative: forever.",
+    )
 
 
 class Settings(BaseSettings):

@@ -1,0 +1,115 @@
+"""One writer at a time: a cross-process file lock beside the DuckDB file.
+
+Why a file lock and not only Prefect's concurrency limit: the ``ingest-listings``
+deployment has a queueing deployment concurrency limit (``limit=1``,
+``ENQUEUE``, see ``flows/deployments.py``), which the Prefect server enforces
+for every run of *that* deployment, whether it is served (``paperwatch serve``)
+or picked up by several process workers (``prefect deploy``). That limit does not
+cover the other writers: the ``weekly-report`` deployment (which must wait for a
+running ingestion), ``paperwatch ingest``/``run``/``report`` started by hand, and
+``paperwatch watch --local``. The lock file ``<database>.writer.lock``
+(``fcntl.flock``/``LockFileEx`` through the ``filelock`` package) covers all of
+them, on one host or on hosts sharing the database's folder, and the operating
+system releases it when a process dies, so a crashed run never leaves it held
+(unlike a lease on a server-side global concurrency limit, which expires only after
+its TTL and is not there at all without a server).
+
+The lock is held for a whole flow run (:func:`holds_writer_lock`), while
+:func:`paperwatch.db.writer` still opens DuckDB only for the moments it writes,
+so an analyst's read-only session is blocked only briefly.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from filelock import FileLock, Timeout
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_log = logging.getLogger("paperwatch.writer_lock")
+
+
+class WriterLockTimeout(RuntimeError):
+    """Another paperwatch run held the database's writer lock for the whole timeout."""
+
+
+def lock_path(database: Path) -> Path:
+    """The lock file of ``database``: ``<database>.writer.lock`` in the same folder."""
+    return database.with_name(database.name + ".writer.lock")
+
+
+@contextmanager
+def writer_lock(database: Path, timeout_s: float) -> Iterator[float]:
+    """Hold the writer lock of ``database`` for the body of the ``with``.
+
+    Args:
+        database: the DuckDB file (need not exist; its folder is created).
+        timeout_s: seconds to wait for another run to release the lock; a negative
+            value waits forever.
+
+    Yields:
+        The seconds spent waiting for the lock.
+
+    Raises:
+        WriterLockTimeout: the lock stayed held for ``timeout_s``.
+    """
+    path = lock_path(database)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # thread_local=False and is_singleton=False: a plain per-call lock, so two
+    # calls in one process (a served flow run and a CLI run in tests) exclude each
+    # other exactly like two processes do.
+    lock = FileLock(path, timeout=timeout_s, thread_local=False, is_singleton=False)
+    started = time.monotonic()
+    try:
+        lock.acquire(poll_interval=0.1)
+    except Timeout:
+        raise WriterLockTimeout(
+            f"another paperwatch run has been writing {database} for over {timeout_s:.0f} s "
+            f"(lock file {path}); setting schedule.writer_lock_timeout_s sets the wait"
+        ) from None
+    waited = time.monotonic() - started
+    if waited > 0.5:
+        _log.info("waited %.1f s for the writer lock of %s", waited, database)
+    try:
+        yield waited
+    finally:
+        lock.release()
+
+
+def holds_writer_lock(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a flow function so its whole run holds the writer lock of its database.
+
+    Put it between ``@flow`` and the function. The database is the function's
+    ``database`` argument, resolved through :func:`paperwatch.settings.load_settings`
+    (so ``None`` means the configured one); the wait is
+    ``Settings.schedule.writer_lock_timeout_s``. The signature, name and docstring
+    are kept, so Prefect's parameter schema and entrypoint are unchanged.
+
+    Raises:
+        TypeError: ``fn`` has no ``database`` parameter.
+        WriterLockTimeout: from :func:`writer_lock`.
+    """
+    signature = inspect.signature(fn)
+    if "database" not in signature.parameters:
+        raise TypeError(f"{fn.__qualname__} has no 'database' parameter to lock")
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from paperwatch.settings import load_settings
+
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        settings = load_settings(database=bound.arguments["database"])
+        with writer_lock(settings.database, settings.schedule.writer_lock_timeout_s):
+            return fn(*args, **kwargs)
+
+    return wrapper
