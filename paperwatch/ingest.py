@@ -267,8 +267,11 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         )
     listing = parse_listing(text)
     entries = []
+    cleaned_by_text: dict[str, CleanAbstract] = {}  # a file may repeat one entry many times
     for entry in listing.entries:
-        cleaned = clean_abstract(entry.text)
+        cleaned = cleaned_by_text.get(entry.text)
+        if cleaned is None:
+            cleaned = cleaned_by_text[entry.text] = clean_abstract(entry.text)
         entries.append(
             PreparedEntry(
                 position=entry.position,
@@ -364,9 +367,8 @@ def files_frame(
             "read_detail": f.read_detail,
             "has_nul": f.nul_detail is not None,
             "nul_detail": f.nul_detail,
-            "decodes_utf8": f.read_detail is None
-            and f.nul_detail is None
-            and f.decode_error is None,
+            # Judged only when the bytes were read and hold no NUL (else those checks speak).
+            "decodes_utf8": None if f.read_detail or f.nul_detail else f.decode_error is None,
             "decode_error": f.decode_error,
             "entry_count": len(f.entries) if f.is_text else None,
             "has_header": f.header is not None,
