@@ -15,42 +15,7 @@ from dataclasses import dataclass
 
 #: Macros whose braced argument is the text (formatting only).
 _TEXT_MACROS = frozenset(
-    [
-        "emph",
-        "textbf",
-        "textit",
-        "texttt",
-        "textsc",
-        "textsf",
-        "textrm",
-        "textup",
-        "textnormal",
-        "underline",
-        "text",
-        "mbox",
-        "mathrm",
-        "mathbf",
-        "mathit",
-        "mathsf",
-        "mathtt",
-        "mathcal",
-        "mathbb",
-        "mathfrak",
-        "mathscr",
-        "boldsymbol",
-        "bm",
-        "operatorname",
-        "hat",
-        "widehat",
-        "tilde",
-        "widetilde",
-        "bar",
-        "overline",
-        "vec",
-        "dot",
-        "ddot",
-        "check",
-    ]
+    ["emph", "textbf", "textit", "texttt", "textsc", "textsf", "textrm", "textup", "textnormal", "underline", "text", "mbox", "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mathcal", "mathbb", "mathfrak", "mathscr", "boldsymbol", "bm", "operatorname", "hat", "widehat", "tilde", "widetilde", "bar", "overline", "vec", "dot", "ddot", "check"]
 )
 #: Macros that stand for a symbol; the symbol replaces them.
 _SYMBOLS = {
@@ -215,29 +180,7 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 # --- Sentences and method names --------------------------------------------
 
 _ABBREVIATIONS = frozenset(
-    [
-        "e.g",
-        "i.e",
-        "etc",
-        "al",
-        "vs",
-        "cf",
-        "fig",
-        "figs",
-        "eq",
-        "eqs",
-        "sec",
-        "ref",
-        "refs",
-        "approx",
-        "resp",
-        "no",
-        "dr",
-        "prof",
-        "mr",
-        "ms",
-        "st",
-    ]
+    ["e.g", "i.e", "etc", "al", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "ref", "refs", "approx", "resp", "no", "dr", "prof", "mr", "ms", "st"]
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
 
@@ -252,64 +195,10 @@ _ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
 _LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
 _CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
 _STOP = frozenset(
-    [
-        "that",
-        "which",
-        "who",
-        "whose",
-        "where",
-        "when",
-        "whereby",
-        "to",
-        "for",
-        "of",
-        "by",
-        "using",
-        "via",
-        "from",
-        "across",
-        "on",
-        "in",
-        "with",
-        "under",
-        "into",
-        "based",
-        "while",
-        "and",
-        "or",
-        "as",
-        "at",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "can",
-    ]
+    ["that", "which", "who", "whose", "where", "when", "whereby", "to", "for", "of", "by", "using", "via", "from", "across", "on", "in", "with", "under", "into", "based", "while", "and", "or", "as", "at", "is", "are", "was", "were", "be", "can"]
 )
 _GENERIC_NAMES = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "novel",
-        "new",
-        "we",
-        "this",
-        "our",
-        "it",
-        "its",
-        "these",
-        "method",
-        "approach",
-        "framework",
-        "model",
-        "llm",
-        "llms",
-        "in",
-        "to",
-        "for",
-    ]
+    ["a", "an", "the", "novel", "new", "we", "this", "our", "it", "its", "these", "method", "approach", "framework", "model", "llm", "llms", "in", "to", "for"]
 )
 
 
