@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck check bench clean install
+.PHONY: run test lint typecheck check bench clean install browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,17 @@ run: $(STAMP)
 ## Run the whole test suite (offline; starts what it needs).
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## Install headless Chromium (Debian package `chromium`) for the report's browser test.
+## As root it runs apt-get; otherwise it says what to run. Without it that test is skipped.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then \
+		echo "chromium: $$(command -v chromium)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else \
+		echo "Chromium is missing: run 'sudo apt-get install chromium' (the browser test is skipped without it)"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

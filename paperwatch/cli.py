@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -149,23 +152,99 @@ def _run_ingest(settings: object, as_of: str | None) -> object:
         raise _fail(str(exc)) from None
 
 
-def _run_report(settings: object, week: str | None, as_of: str | None) -> object:
+class _WithoutTraceback(logging.Filter):
+    """Drop the traceback from Prefect's log record of an expected failure (the CLI prints
+    the error in one line); every other record passes unchanged."""
+
+    def __init__(self, expected: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.expected = expected
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], self.expected):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+@contextmanager
+def _short_run_errors(*expected: type[BaseException]) -> Iterator[None]:
+    loggers = [logging.getLogger(n) for n in ("prefect.task_runs", "prefect.flow_runs")]
+    quiet = _WithoutTraceback(expected)
+    for logger in loggers:
+        logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(quiet)
+
+
+def _run_report(
+    settings: object,
+    week: str | None,
+    as_of: str | None,
+    *,
+    send: bool = False,
+    dry_run: bool = False,
+    resend: bool = False,
+) -> object:
     from paperwatch.db import DatabaseLockedError
+    from paperwatch.mailer import AlreadySentError, MailDeliveryError
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
     from flows.report import weekly_report
 
     try:
-        return weekly_report(
-            week=week,
-            as_of=as_of,
-            database=str(settings.database),
-            report_dir=str(settings.report_dir),
-            last_completed_week=False,
-        )
-    except (FileNotFoundError, DatabaseLockedError, ValueError) as exc:
+        with _short_run_errors(AlreadySentError, MailDeliveryError, ValueError):
+            return weekly_report(
+                week=week,
+                as_of=as_of,
+                database=str(settings.database),
+                report_dir=str(settings.report_dir),
+                last_completed_week=False,
+                send=send,
+                dry_run=dry_run,
+                resend=resend,
+            )
+    except AlreadySentError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from None
+    except MailDeliveryError as exc:
         raise _fail(str(exc)) from None
+    except (FileNotFoundError, DatabaseLockedError, ValueError, RuntimeError) as exc:
+        raise _fail(str(exc)) from None
+
+
+def _print_email(outcome: object) -> None:
+    from flows.report import ReportOutcome
+
+    assert isinstance(outcome, ReportOutcome)
+    for earlier in outcome.pending_sent:
+        typer.echo(
+            f"sent the report of {earlier.week}, whose earlier send had failed, to "
+            f"{', '.join(earlier.recipients)}"
+        )
+    for week in outcome.pending_failed:
+        typer.echo(f"the report of {week} is still not sent (its send failed again)")
+    email = outcome.email
+    if email is None:
+        return
+    if email.status == "dry_run":
+        size = email.path.stat().st_size if email.path else 0
+        typer.echo(
+            f"dry run: message for {', '.join(email.recipients)} written to {email.path} "
+            f"({size:,} bytes); nothing was sent"
+        )
+        return
+    again = " again" if email.previously_sent_at else ""
+    typer.echo(
+        f"sent{again} the report of {email.week} to {', '.join(email.recipients)} via "
+        f"{email.transport} (Message-ID {email.message_id})"
+    )
+    for address, reply in email.refused.items():
+        typer.echo(f"  refused by the server: {address}: {reply}")
 
 
 @app.command()
@@ -174,19 +253,44 @@ def report(
     database: DatabaseOption = None,
     report_dir: ReportDirOption = None,
     as_of: AsOfOption = None,
+    send: Annotated[
+        bool,
+        typer.Option(
+            "--send",
+            help="E-mail the report to smtp.recipients (PAPERWATCH_SMTP__RECIPIENTS). A week "
+            "is sent once; earlier weeks whose send failed are sent first.",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Write the message to <report-dir>/<week>.eml instead of sending it.",
+        ),
+    ] = False,
+    resend: Annotated[
+        bool,
+        typer.Option("--resend", help="Send the week again even if it was sent (implies --send)."),
+    ] = False,
 ) -> None:
-    """Render the weekly report (HTML and plain text) into the report folder.
+    """Render the weekly report (HTML, plain text, CSV of new papers) into the report folder.
 
     The report covers one ISO week in the configured time zone: by default the
     week containing --as-of (the current week). Rendering a week twice from the
-    same database gives the same bytes.
+    same database gives the same bytes. With --send it is e-mailed; exit status 2
+    when the week was already sent (use --resend), 1 when delivery failed.
     """
+    if dry_run and (send or resend):
+        raise _fail("--dry-run writes the message instead of sending it: drop --send/--resend")
     settings = _settings(database=database, report_dir=report_dir)
-    outcome = _run_report(settings, week, as_of)
+    outcome = _run_report(
+        settings, week, as_of, send=send or resend, dry_run=dry_run, resend=resend
+    )
     from flows.report import ReportOutcome
 
     assert isinstance(outcome, ReportOutcome)
     typer.echo(f"report of {outcome.week}: {outcome.html_path} (plain text: {outcome.text_path})")
+    _print_email(outcome)
 
 
 @app.command()

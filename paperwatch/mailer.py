@@ -62,12 +62,14 @@ __all__ = [
     "EmlFolderMailer",
     "HeaderInjectionError",
     "MailDeliveryError",
+    "MailSettingsError",
     "Mailer",
     "SendOutcome",
     "SmtpMailer",
     "UnsafeHtmlError",
     "build_message",
     "check_email_safety",
+    "configured_addresses",
     "html_sha256",
     "inline_css",
     "message_bytes",
@@ -102,7 +104,12 @@ class UnsafeHtmlError(ValueError):
 
 
 class AlreadySentError(RuntimeError):
-    """The week was already sent (or a send of it was interrupted) and no resend was asked for."""
+    """The week was already sent (or a send of it was interrupted) and no resend was asked for.
+
+    The message reads ``week 2026-W48 was already sent on 2026-11-30 08:00 UTC to
+    reader@example.org (Message-ID <...>); use --resend to send it again``. It is never
+    worth retrying: the flow's ``send-report`` task does not, and the CLI exits with 2.
+    """
 
 
 class MailDeliveryError(RuntimeError):
@@ -181,6 +188,51 @@ def validate_address(value: str, *, field_name: str = "address") -> str:
             f"{field_name} {value!r}: non-ASCII addresses need SMTPUTF8, which is not supported"
         )
     return str(address)
+
+
+class MailSettingsError(ValueError):
+    """The ``[smtp]`` settings cannot send a report (no recipients, a bad sender address)."""
+
+
+def configured_addresses(smtp: SmtpSettings) -> tuple[str, list[str]]:
+    """Check ``smtp.sender`` and ``smtp.recipients`` before anything is rendered or sent.
+
+    Args:
+        smtp: ``Settings.smtp``.
+
+    Returns:
+        ``(sender, recipients)`` in canonical form (see :func:`validate_address`).
+
+    Raises:
+        MailSettingsError: no recipient is configured, or the sender or a recipient is not
+            a valid address; the message names the setting to fix (``smtp.recipients`` in
+            ``paperwatch.toml`` or ``PAPERWATCH_SMTP__RECIPIENTS``, ``smtp.sender`` or
+            ``PAPERWATCH_SMTP__SENDER``).
+        HeaderInjectionError: an address contains a line break or control character.
+    """
+    if not smtp.recipients:
+        raise MailSettingsError(
+            "no recipients configured: set smtp.recipients in paperwatch.toml "
+            '(recipients = ["reader@example.org"]) or the environment variable '
+            "PAPERWATCH_SMTP__RECIPIENTS (a JSON list: '[\"reader@example.org\"]')"
+        )
+    fix_sender = "set smtp.sender in paperwatch.toml or PAPERWATCH_SMTP__SENDER"
+    fix_recipients = "fix smtp.recipients in paperwatch.toml or PAPERWATCH_SMTP__RECIPIENTS"
+    sender = _checked_address(smtp.sender, "sender", fix_sender)
+    recipients = [
+        _checked_address(value, f"recipient {i + 1}", fix_recipients)
+        for i, value in enumerate(smtp.recipients)
+    ]
+    return sender, recipients
+
+
+def _checked_address(value: str, field_name: str, fix: str) -> str:
+    try:
+        return validate_address(value, field_name=field_name)
+    except HeaderInjectionError as exc:
+        raise HeaderInjectionError(f"{exc}; {fix}") from None
+    except ValueError as exc:
+        raise MailSettingsError(f"{exc}; {fix}") from None
 
 
 # --------------------------------------------------------------------- content
@@ -275,7 +327,8 @@ class Attachment:
     Attributes:
         data: the file's bytes.
         filename: the name shown to the reader (``"2026-W48-new-papers.csv"``).
-        mime_type: ``"maintype/subtype"``, e.g. ``"text/csv"`` or ``"image/png"``.
+        mime_type: ``"maintype/subtype"``, e.g. ``"text/csv"`` or ``"image/png"``; ``text/*``
+            data must be UTF-8 (the part is labelled ``charset=utf-8``).
         content_id: set for an image the HTML shows with ``<img src="cid:<content_id>">``:
             it is then placed next to the HTML part in ``multipart/related`` instead of
             being a download.
@@ -406,8 +459,10 @@ def build_message(
     for item in attachments:
         maintype, subtype = item.mime_type.split("/", 1)
         if item.content_id is None:
+            # Text attachments are UTF-8: say so, or clients read them as US-ASCII.
+            params = {"charset": "utf-8"} if maintype == "text" else None
             message.add_attachment(
-                item.data, maintype=maintype, subtype=subtype, filename=item.filename
+                item.data, maintype=maintype, subtype=subtype, filename=item.filename, params=params
             )
 
     for part in message.walk():
@@ -741,6 +796,8 @@ class SendOutcome:
         path: the ``.eml`` written by an :class:`EmlFolderMailer`, else ``None``.
         previously_sent_at: when the week was last sent before this call (for a resend or
             a dry run of a sent week), else ``None``.
+        transient: for ``status == "failed"``, whether the last failure was transient
+            (:attr:`MailDeliveryError.transient`): trying again later may succeed.
     """
 
     week: str
@@ -756,14 +813,19 @@ class SendOutcome:
     report_id: int
     path: Path | None = None
     previously_sent_at: datetime | None = None
+    transient: bool = False
 
     def raise_for_failure(self) -> None:
-        """Raise :class:`MailDeliveryError` when the send failed (for flows and the CLI)."""
+        """Raise :class:`MailDeliveryError` when the send failed (for flows and the CLI).
+
+        The exception's ``transient`` is that of the last failure, so a caller can decide
+        whether to try again later (the flow's ``send-report`` task retries only those).
+        """
         if self.status == "failed":
             raise MailDeliveryError(
                 f"weekly report {self.week} not sent after {self.attempts} attempt(s): "
                 f"{self.error}",
-                transient=False,
+                transient=self.transient,
             )
 
 
@@ -837,7 +899,7 @@ def send_report(
             last = sent[-1]
             when = f"{last['happened_at']:%Y-%m-%d %H:%M %Z}"
             raise AlreadySentError(
-                f"the report of {week} was already sent at {when} to "
+                f"week {week} was already sent on {when} to "
                 f"{', '.join(last['recipients'] or [])} (Message-ID {last['message_id']}); "
                 "use --resend to send it again"
             )
@@ -893,6 +955,7 @@ def send_report(
 
     attempts = 0
     error: str | None = None
+    transient = False
     refused: dict[str, str] = {}
     while True:
         attempts += 1
@@ -902,6 +965,7 @@ def send_report(
             break
         except MailDeliveryError as exc:
             error = str(exc)
+            transient = exc.transient
             log.warning("report %s: attempt %d failed: %s", week, attempts, error)
             if not exc.transient or attempts > retries:
                 break
@@ -925,6 +989,7 @@ def send_report(
     return SendOutcome(
         week, status, message_id, recipients, body_sha, message_sha, attempts, note, refused,
         mailer.transport, report_id, getattr(mailer, "last_path", None), previously_sent_at,
+        transient=status == "failed" and transient,
     )  # fmt: skip
 
 

@@ -89,6 +89,17 @@ class SmtpSettings(BaseModel):
     sender: str = "paperwatch@localhost"
     recipients: list[str] = Field(default_factory=list)
     timeout_s: float = Field(default=30.0, gt=0, description="Seconds per SMTP network operation.")
+    retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Extra delivery attempts after a transient failure (connection, 4xx reply).",
+    )
+    retry_backoff_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds before the first retry; doubles for each further retry.",
+    )
     ca_file: Path | None = Field(
         default=None,
         description=(

@@ -1,13 +1,21 @@
-"""Shared fixtures: the seeds, a fresh database path, and one Prefect test harness per session."""
+"""Shared fixtures: the seeds, a fresh database path, one Prefect test harness per session,
+the seeds ingested once per session, and a real SMTP server (aiosmtpd on a free port)."""
 
 from __future__ import annotations
 
+import email
 import os
 import shutil
+import socket
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
@@ -48,3 +56,121 @@ def seed_folder(tmp_path: Path) -> Path:
 def database(tmp_path: Path) -> Path:
     """A path for a fresh DuckDB file."""
     return tmp_path / "db" / "paperwatch.duckdb"
+
+
+#: The clock of the session's seed ingestion: Wednesday of ISO week 2026-W48.
+SEEDS_AS_OF = "2026-11-25T10:00:00+00:00"
+SEEDS_WEEK = "2026-W48"
+
+
+@pytest.fixture(scope="session")
+def seeded_database_file(prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seeds ingested once per session by the real ``ingest-listings`` flow (week 2026-W48).
+
+    Do not write to it: use :func:`seeded_database`, a fresh copy per test.
+    """
+    from flows.ingest import ingest_listings
+
+    folder = tmp_path_factory.mktemp("seeded")
+    listings = folder / "listings"
+    shutil.copytree(SEEDS, listings)
+    path = folder / "paperwatch.duckdb"
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.startswith("PAPERWATCH_"):
+                mp.delenv(key)
+        mp.setenv("PAPERWATCH_CONFIG", str(folder / "absent.toml"))
+        summary = ingest_listings(str(listings), str(path), SEEDS_AS_OF)
+    assert (summary.new_papers, summary.exact_duplicates, summary.week) == (54, 3, SEEDS_WEEK)
+    return path
+
+
+@pytest.fixture
+def seeded_database(seeded_database_file: Path, tmp_path: Path) -> Path:
+    """A copy of the session's seeded database for one test (it may write to it)."""
+    path = tmp_path / "seeded" / "paperwatch.duckdb"
+    path.parent.mkdir(parents=True)
+    shutil.copy(seeded_database_file, path)
+    return path
+
+
+# ------------------------------------------------------------- SMTP server
+
+
+@dataclass
+class Received:
+    mail_from: str
+    rcpt_tos: list[str]
+    content: bytes
+
+    @property
+    def message(self) -> EmailMessage:
+        parsed = email.message_from_bytes(self.content, policy=policy.default)
+        assert isinstance(parsed, EmailMessage)
+        return parsed
+
+
+@dataclass
+class Handler:
+    """aiosmtpd handler that keeps every message and refuses addresses starting 'nobody'."""
+
+    received: list[Received] = field(default_factory=list)
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address.startswith("nobody"):
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        self.received.append(
+            Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.content)
+        )
+        return "250 OK: queued"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    controller: Controller
+    handler: Handler
+
+    @property
+    def port(self) -> int:
+        return int(self.controller.port)
+
+
+@pytest.fixture
+def start_server() -> Iterator[Any]:
+    """Factory: start an aiosmtpd server on 127.0.0.1 with the given options; all stopped after."""
+    started: list[Controller] = []
+
+    def start(**kwargs: Any) -> Server:
+        handler = Handler()
+        controller = Controller(
+            handler, hostname="127.0.0.1", port=free_port(), server_hostname="mail.test", **kwargs
+        )
+        controller.start()
+        started.append(controller)
+        return Server(controller, handler)
+
+    yield start
+    for controller in started:
+        controller.stop()
+
+
+@pytest.fixture
+def smtp_server(start_server: Any) -> Server:
+    """A plain SMTP server without TLS or authentication."""
+    return start_server()
+
+
+def tree(part: EmailMessage) -> Any:
+    if part.is_multipart():
+        return (part.get_content_type(), [tree(p) for p in part.iter_parts()])  # type: ignore[arg-type]
+    return part.get_content_type()

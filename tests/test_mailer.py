@@ -10,10 +10,8 @@ import datetime as dt
 import email
 import hashlib
 import ipaddress
-import socket
 import ssl
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -21,7 +19,6 @@ from typing import Any
 
 import duckdb
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -51,6 +48,8 @@ from paperwatch.mailer import (
 )
 from paperwatch.settings import Settings, SmtpSettings
 
+from .conftest import Server, free_port, tree
+
 WEEK = "2026-W48"
 DATE = dt.datetime(2026, 11, 30, 8, 0, tzinfo=dt.UTC)
 PAPERS = ["SpectralKV", "HJA", "SPIRIT"]
@@ -67,79 +66,6 @@ PASSWORD = "s3cret-Pa55"
 
 
 # ----------------------------------------------------------------- fixtures
-
-
-@dataclass
-class Received:
-    mail_from: str
-    rcpt_tos: list[str]
-    content: bytes
-
-    @property
-    def message(self) -> EmailMessage:
-        parsed = email.message_from_bytes(self.content, policy=policy.default)
-        assert isinstance(parsed, EmailMessage)
-        return parsed
-
-
-@dataclass
-class Handler:
-    """aiosmtpd handler that keeps every message and refuses addresses starting 'nobody'."""
-
-    received: list[Received] = field(default_factory=list)
-
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
-        if address.startswith("nobody"):
-            return "550 5.1.1 no such user"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server, session, envelope):
-        self.received.append(
-            Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.content)
-        )
-        return "250 OK: queued"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Server:
-    controller: Controller
-    handler: Handler
-
-    @property
-    def port(self) -> int:
-        return int(self.controller.port)
-
-
-@pytest.fixture
-def start_server() -> Iterator[Any]:
-    """Factory: start an aiosmtpd server on 127.0.0.1 with the given options; all stopped after."""
-    started: list[Controller] = []
-
-    def start(**kwargs: Any) -> Server:
-        handler = Handler()
-        controller = Controller(
-            handler, hostname="127.0.0.1", port=free_port(), server_hostname="mail.test", **kwargs
-        )
-        controller.start()
-        started.append(controller)
-        return Server(controller, handler)
-
-    yield start
-    for controller in started:
-        controller.stop()
-
-
-@pytest.fixture
-def smtp_server(start_server: Any) -> Server:
-    """A plain SMTP server without TLS or authentication."""
-    return start_server()
 
 
 @pytest.fixture(scope="session")
@@ -226,12 +152,6 @@ class Sleeps(list[float]):
 
 
 # ------------------------------------------------------------ message shape
-
-
-def tree(part: EmailMessage) -> Any:
-    if part.is_multipart():
-        return (part.get_content_type(), [tree(p) for p in part.iter_parts()])  # type: ignore[arg-type]
-    return part.get_content_type()
 
 
 def test_message_arrives_as_multipart_alternative(
@@ -465,7 +385,7 @@ def test_a_week_is_sent_once_unless_resent(smtp_server: Server, con):
     first = send_report(con, mailer, WEEK, message())
     with pytest.raises(AlreadySentError) as refused:
         send_report(con, mailer, WEEK, message())
-    assert f"the report of {WEEK} was already sent at " in str(refused.value)
+    assert f"week {WEEK} was already sent on " in str(refused.value)
     assert first.message_id in str(refused.value) and "--resend" in str(refused.value)
     assert len(smtp_server.handler.received) == 1
 
