@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from paperwatch import db  # noqa: E402
 from paperwatch.mailer import message_bytes  # noqa: E402
 from paperwatch.report import collect_report, render_report, report_message  # noqa: E402
+from paperwatch.settings import Settings  # noqa: E402
 from tests.test_report_render import fill_synthetic_week  # noqa: E402
 
 WEEK = "2026-W48"
@@ -38,7 +39,7 @@ DATE = dt.datetime(2026, 11, 30, 8, 0, tzinfo=dt.UTC)
 def measure(label: str, database: Path) -> None:
     started = time.perf_counter()
     with db.reader(database) as con:
-        data = collect_report(con, WEEK, "UTC")
+        data = collect_report(con, WEEK, Settings(), persist=False)
     collected = time.perf_counter()
     report = render_report(data)
     rendered = time.perf_counter()

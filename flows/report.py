@@ -9,7 +9,7 @@ message to ``<report_dir>/<week>.eml`` instead (docs/email.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,18 @@ def publish_report_artifact(outcome: ReportOutcome) -> None:
 # --- end server runs ---
 
 
+def _scheduled_or_now() -> datetime:
+    """The run's clock: its scheduled start for a deployment run (so a run that starts
+    late still reports the week it was scheduled for), else the current time."""
+    from prefect.runtime import deployment, flow_run
+
+    if deployment.id:
+        scheduled = flow_run.scheduled_start_time
+        if scheduled is not None:
+            return datetime.fromisoformat(scheduled.isoformat()).astimezone(UTC)
+    return now_utc()
+
+
 @flow(name="weekly-report", log_prints=True)
 @holds_writer_lock
 def weekly_report(
@@ -142,7 +154,7 @@ def weekly_report(
     settings = load_settings(database=database, report_dir=report_dir)
     if send or dry_run:
         configured_addresses(settings.smtp)
-    moment = parse_as_of(as_of, settings.tz)
+    moment = parse_as_of(as_of, settings.tz) if as_of else _scheduled_or_now()
     if week is None:
         week = (
             previous_week(moment, settings.tz)

@@ -73,9 +73,11 @@ class ReportData:
     timezone: str
     figures: dict[str, Any]
     new_papers: list[dict[str, Any]]
-    duplicates: list[dict[str, Any]]
-    revisions: list[dict[str, Any]]
-    quality: dict[str, list[dict[str, Any]]]
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    revisions: list[dict[str, Any]] = field(default_factory=list)
+    quality: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"suites": [], "quarantined": [], "warnings": []}
+    )
     sections: dict[str, Any] = field(default_factory=dict)
     near_threshold: float = 0.8
 
@@ -114,11 +116,14 @@ def _with_diffs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings) -> ReportData:
+def collect_report(
+    con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
+) -> ReportData:
     """Read the data of ``week`` from the database.
 
     Args:
-        con: a read-write connection (the week's trending terms are stored in ``trending_terms``).
+        con: a connection; read-write when ``persist`` (the week's trending terms are
+            then stored in ``trending_terms``).
         week: ISO week ``YYYY-Www``.
         settings: the time zone the weeks were computed in, and the trending settings.
 
@@ -142,7 +147,7 @@ def collect_report(con: duckdb.DuckDBPyConnection, week: str, settings: Settings
             "quarantined": db.query(con, "report_quarantine", week=week),
             "warnings": db.query(con, "report_warnings", week=week),
         },
-        sections={"trending": trending_terms_for_week(con, week, settings)},
+        sections={"trending": trending_terms_for_week(con, week, settings, persist=persist)},
         near_threshold=settings.dedup.threshold,
     )
 

@@ -157,14 +157,20 @@ def expectation_label(expectation_type: str, kwargs: dict[str, Any]) -> str:
     return f"{expectation_type}({target})" if target else expectation_type
 
 
+def _quiet_gx_logs() -> None:
+    """Great Expectations logs every temporary folder it makes at INFO: keep warnings only."""
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 class _GxRunner:
     """One ephemeral Great Expectations context per process, with one validation per suite."""
 
     def __init__(self) -> None:
-        logging.getLogger("great_expectations").setLevel(logging.WARNING)
         import great_expectations as gx
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
+        _quiet_gx_logs()
         self._gx = gx
         self.context = gx.get_context(mode="ephemeral")
         self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
@@ -297,10 +303,10 @@ def build_data_docs(batches: dict[str, pl.DataFrame], target: Path) -> Path:
     Raises:
         SuiteError: a suite file is invalid.
     """
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    _quiet_gx_logs()
     target = target.resolve()
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="paperwatch-gx-") as root:

@@ -16,6 +16,7 @@ from PIL import Image, ImageStat
 
 from paperwatch import db
 from paperwatch.report import collect_report, render_report
+from paperwatch.settings import Settings
 
 from .chromium import Chromium, find_chromium
 from .conftest import ROOT, SEEDS_WEEK
@@ -57,7 +58,7 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
 def report_file(seeded_database: Path, tmp_path: Path) -> Path:
     """The seeds week's report, with a row of unbreakable text and long URLs on top."""
     with db.reader(seeded_database) as con:
-        data = collect_report(con, SEEDS_WEEK, "UTC")
+        data = collect_report(con, SEEDS_WEEK, Settings(), persist=False)
     data.new_papers.insert(0, LONG_ROW)
     path = tmp_path / "report.html"
     path.write_text(render_report(data).html, encoding="utf-8")

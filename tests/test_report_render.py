@@ -25,6 +25,7 @@ from paperwatch.report import (
     render_report,
     report_message,
 )
+from paperwatch.settings import Settings
 
 from .conftest import SEEDS_WEEK
 
@@ -42,6 +43,7 @@ def figures(**overrides: Any) -> dict[str, Any]:
         "entries": 1,
         "new_papers": 1,
         "exact_duplicates": 0,
+        "near_duplicates": 0,
         "entries_quarantined": 0,
         "checks_passed": 4,
         "checks_total": 4,
@@ -74,13 +76,12 @@ def data_of(papers: list[dict[str, Any]], **figure_overrides: Any) -> ReportData
         timezone="UTC",
         figures=figures(new_papers=len(papers), entries=len(papers), **figure_overrides),
         new_papers=papers,
-        exact_duplicates=[],
     )
 
 
 def seeds_report(database: Path) -> ReportData:
     with db.reader(database) as con:
-        return collect_report(con, WEEK, "UTC")
+        return collect_report(con, WEEK, Settings(), persist=False)
 
 
 # ------------------------------------------------------------ the seeds week
