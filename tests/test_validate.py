@@ -1,0 +1,107 @@
+"""Expectation suites: severity and reasons from the suite files, broken checks told apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from paperwatch import validate
+from paperwatch.validate import SuiteError, failure_reasons, load_suite, validate_frame
+
+
+def test_every_expectation_has_severity_and_reason() -> None:
+    for name in ("listing_files", "papers"):
+        suite = load_suite(name)
+        assert suite["name"] == name
+        assert all(e["meta"]["severity"] in ("critical", "warning") for e in suite["expectations"])
+
+
+def test_failures_map_to_rows_with_detailed_reasons() -> None:
+    frame = pl.DataFrame(
+        {
+            "file": ["a.txt", "a.txt", "b.txt"],
+            "position": [1, 2, 1],
+            "line": [3, 5, 3],
+            "abstract": ["x " * 60, "too short", "y " * 60],
+            "abstract_raw": ["x " * 60, "too short", "y " * 60],
+            "word_count": [60, 2, 60],
+            "char_count": [120, 9, 120],
+            "paper_id": ["p1", "p2", "p3"],
+            "is_header_line": [False, False, False],
+            "unbalanced_markup": [False, False, True],
+            "latin_or_cjk_share": [1.0, 1.0, 1.0],
+        }
+    )
+    result = validate_frame(frame, "papers")
+    assert [r.outcome for r in result.results].count("error") == 0
+    failures = result.critical_failures()
+    assert sorted(failures) == [1]
+    assert failure_reasons(frame, 1, failures[1]) == [
+        "the abstract is shorter than 80 or longer than 5,000 characters: 9",
+        "the abstract has fewer than 15 or more than 1,000 words: 2",
+    ]
+    warned = [r for r in result.results if r.outcome == "failed" and r.severity == "warning"]
+    assert [(r.expectation, r.failed_rows) for r in warned] == [
+        ("expect_column_values_to_be_in_set(unbalanced_markup)", (2,))
+    ]
+    per_file = result.for_rows([2])
+    assert [r.unexpected_count for r in per_file.results if r.outcome == "failed"] == [1]
+
+
+def test_broken_expectation_is_an_error_not_a_data_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suites = tmp_path / "expectations"
+    suites.mkdir()
+    (suites / "broken.json").write_text(
+        json.dumps(
+            {
+                "name": "broken",
+                "expectations": [
+                    {
+                        "type": "expect_column_values_to_not_be_null",
+                        "kwargs": {"column": "no_such_column"},
+                        "meta": {"severity": "critical", "reason": "never judged"},
+                    },
+                    {
+                        "type": "expect_column_values_to_not_be_null",
+                        "kwargs": {"column": "abstract"},
+                        "meta": {"severity": "critical", "reason": "empty"},
+                    },
+                ],
+            }
+        )
+    )
+    monkeypatch.setattr(validate, "resource_dir", lambda name: tmp_path / name)
+    validate.load_suite.cache_clear()
+    try:
+        result = validate_frame(pl.DataFrame({"abstract": ["a", None]}), "broken")
+    finally:
+        validate.load_suite.cache_clear()
+    broken, real = result.results
+    assert (broken.outcome, broken.failed_rows) == ("error", ())
+    assert 'The column "no_such_column" in BatchData does not exist' in broken.details
+    assert (real.outcome, real.failed_rows) == ("failed", (1,))
+    assert sorted(result.critical_failures()) == [1]
+
+
+def test_suite_without_severity_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "expectations").mkdir()
+    (tmp_path / "expectations" / "bad.json").write_text(
+        json.dumps(
+            {
+                "name": "bad",
+                "expectations": [{"type": "expect_column_to_exist", "kwargs": {"column": "x"}}],
+            }
+        )
+    )
+    monkeypatch.setattr(validate, "resource_dir", lambda name: tmp_path / name)
+    validate.load_suite.cache_clear()
+    try:
+        with pytest.raises(SuiteError, match=r"needs meta\.severity"):
+            load_suite("bad")
+    finally:
+        validate.load_suite.cache_clear()
