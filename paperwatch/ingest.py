@@ -104,7 +104,8 @@ class PreparedFile:
         return self.read_detail is None and self.nul_detail is None and self.decode_error is None
 
 
-def _ignore_reason(name: str) -> str | None:
+def name_ignore_reason(name: str) -> str | None:
+    """Why a file of this name is not a listing (hidden, temporary, not ``.txt``), or None."""
     if name.startswith("."):
         return "hidden file"
     if name.startswith("#") or name.endswith(_TEMP_SUFFIXES):
@@ -149,7 +150,7 @@ def scan_folder(folder: Path) -> ScanResult:
         for name in sorted(names):
             path = root_path / name
             rel = path.relative_to(folder).as_posix()
-            reason = _ignore_reason(name)
+            reason = name_ignore_reason(name)
             if reason:
                 if reason != "hidden file":
                     ignored.append((rel, reason))

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from paperwatch.ingest import ListingFileStat, ScanResult, _ignore_reason
+from paperwatch.ingest import ListingFileStat, ScanResult, name_ignore_reason
 
 #: The Prefect event the watcher emits and the ``ingest-listings`` deployment is triggered by.
 EVENT_NAME = "paperwatch.listing.arrived"
@@ -58,7 +58,7 @@ def ignore_reason(rel: str) -> str | None:
         return "not a file name"
     if any(p.startswith(".") for p in parts[:-1]):
         return "hidden file"
-    return _ignore_reason(parts[-1])
+    return name_ignore_reason(parts[-1])
 
 
 @dataclass(frozen=True, slots=True)
