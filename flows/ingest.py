@@ -271,6 +271,7 @@ def ingest_listings(
             len(changed),
         )
         done = 0
+        started = time.monotonic()
         for batch in _batches(changed, settings.batch_files):
             read = read_listing_files(batch, settings.max_file_bytes)
             for rel, reason in read.vanished:
@@ -281,9 +282,17 @@ def ingest_listings(
                 summary.add(outcome)
             numbers |= {f.sequence_number for f in read.prepared if f.sequence_number is not None}
             done += len(batch)
-            logger.info("progress: %d/%d files", done, len(changed))
+            logger.info(
+                "progress: %d/%d files, %d entries, %d new papers (%.0f s)",
+                done,
+                len(changed),
+                summary.entries,
+                summary.new_papers,
+                time.monotonic() - started,
+            )
         if summary.new_papers:
             summary.near_duplicates = find_near_duplicates(settings, run)
+            logger.info("near-duplicates: %d new pairs", summary.near_duplicates)
             extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:

@@ -15,6 +15,8 @@ import typer
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# ...but show each run's progress (flow-level lines); PREFECT_LOGGING_LEVEL=INFO shows every file.
+os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL", "INFO")
 # paperwatch's own loggers (writer lock, watcher) go to the run logs too.
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
 
