@@ -251,7 +251,10 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                 for s in specs
             ),
         )
-    pandas_frame = frame.to_pandas()
+    # Only the columns the suite reads travel to pandas (list and long text columns are costly).
+    used = {s.get("kwargs", {}).get("column") for s in specs}
+    used |= {c for s in specs for c in s.get("kwargs", {}).get("column_list", [])}
+    pandas_frame = frame.select([c for c in frame.columns if c in used]).to_pandas()
     with _GX_LOCK:
         validation = _runner().validation(suite_name)
         run = validation.run(
