@@ -105,9 +105,9 @@ class _Checked:
         rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
         return CheckedFile(
             file_row=self.files[index : index + 1],
-            file_checks=self.file_checks.for_rows([index]),
+            file_checks=self.file_checks.for_rows([index], self.files),
             entries=rows.drop("_row"),
-            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list()),
+            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list(), self.entries),
         )
 
 

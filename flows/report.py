@@ -62,6 +62,11 @@ class ReportOutcome:
 @task(name="render-report", cache_policy=NO_CACHE)
 def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str, int]]:
     """Collect the week's data and render it (read-only on the database)."""
+    if not settings.database.is_file():
+        raise FileNotFoundError(
+            f"{settings.database} does not exist: nothing was ingested there "
+            "(run `paperwatch ingest`, or check --database)"
+        )
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         data = collect_report(con, week, settings)
     figures = {

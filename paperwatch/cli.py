@@ -141,17 +141,69 @@ def ingest(
     _print_ingest(summary, settings.database)
 
 
-def _run_ingest(settings: object, as_of: str | None) -> object:
-    from paperwatch.db import DatabaseLockedError
+def _preflight(
+    settings: object,
+    *,
+    as_of: str | None = None,
+    week: str | None = None,
+    folder: bool = False,
+    database_exists: bool = False,
+) -> None:
+    """Check the inputs before any flow starts (and before Prefect starts its server)."""
+    from paperwatch.clock import parse_as_of, parse_week
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
+    try:
+        parse_as_of(as_of, settings.tz)
+        if week is not None:
+            parse_week(week)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    if folder and not settings.watch_dir.is_dir():
+        state = "is not a folder" if settings.watch_dir.exists() else "does not exist"
+        raise _fail(f"watched folder {settings.watch_dir} {state}")
+    database = settings.database
+    if database.is_dir():
+        raise _fail(f"database {database} is a folder; give the path of a .duckdb file")
+    if database_exists and not database.is_file():
+        raise _fail(
+            f"database {database} does not exist: nothing was ingested there "
+            "(run `paperwatch ingest`, or check --database)"
+        )
+
+
+def _database_error(settings: object, exc: Exception) -> typer.Exit:
+    from paperwatch.settings import Settings
+
+    assert isinstance(settings, Settings)
+    return _fail(f"cannot use {settings.database} as a paperwatch database: {exc}")
+
+
+def _run_ingest(settings: object, as_of: str | None) -> object:
+    import duckdb
+
+    from paperwatch.db import DatabaseLockedError
+    from paperwatch.settings import Settings
+    from paperwatch.writer_lock import WriterLockTimeout
+
+    assert isinstance(settings, Settings)
+    _preflight(settings, as_of=as_of, folder=True)
     from flows.ingest import ingest_listings
 
     try:
-        return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
-    except (FileNotFoundError, NotADirectoryError, DatabaseLockedError, ValueError) as exc:
+        with _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.Error):
+            return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
+    except (
+        FileNotFoundError,
+        NotADirectoryError,
+        DatabaseLockedError,
+        WriterLockTimeout,
+        ValueError,
+    ) as exc:
         raise _fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise _database_error(settings, exc) from None
 
 
 class _WithoutTraceback(logging.Filter):
@@ -191,15 +243,26 @@ def _run_report(
     dry_run: bool = False,
     resend: bool = False,
 ) -> object:
+    import duckdb
+
     from paperwatch.db import DatabaseLockedError
     from paperwatch.mailer import AlreadySentError, MailDeliveryError
     from paperwatch.settings import Settings
+    from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
+    _preflight(settings, as_of=as_of, week=week, database_exists=True)
     from flows.report import weekly_report
 
     try:
-        with _short_run_errors(AlreadySentError, MailDeliveryError, ValueError):
+        with _short_run_errors(
+            AlreadySentError,
+            MailDeliveryError,
+            ValueError,
+            DatabaseLockedError,
+            WriterLockTimeout,
+            duckdb.Error,
+        ):
             return weekly_report(
                 week=week,
                 as_of=as_of,
@@ -215,8 +278,16 @@ def _run_report(
         raise typer.Exit(code=2) from None
     except MailDeliveryError as exc:
         raise _fail(str(exc)) from None
-    except (FileNotFoundError, DatabaseLockedError, ValueError, RuntimeError) as exc:
+    except (
+        FileNotFoundError,
+        DatabaseLockedError,
+        WriterLockTimeout,
+        ValueError,
+        RuntimeError,
+    ) as exc:
         raise _fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise _database_error(settings, exc) from None
 
 
 def _print_email(outcome: object) -> None:

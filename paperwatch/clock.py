@@ -38,7 +38,10 @@ def parse_as_of(value: str | None, tz: tzinfo) -> datetime:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=tz)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"--as-of {value!r} is out of range") from None
 
 
 def iso_week(moment: datetime, tz: tzinfo) -> str:

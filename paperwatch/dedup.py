@@ -549,7 +549,26 @@ def verify_candidates(
         if similarity >= dedup.threshold:
             older, newer = _older_first(papers[x], papers[y])
             found.append(NearDuplicate(newer.paper_id, older.paper_id, similarity))
-    return sorted(found)
+    return sorted(keep_closest(found, dedup.max_pairs_per_paper))
+
+
+def keep_closest(pairs: Iterable[NearDuplicate], limit: int) -> list[NearDuplicate]:
+    """At most ``limit`` pairs per newer paper: its most similar older papers
+    (ties: the smaller ``duplicate_of``).
+
+    A family of n near-identical abstracts has n·(n-1)/2 pairs; a crafted file of
+    1,000 variants would otherwise store half a million rows and make the week's
+    report unusable. Keeping each paper's closest originals keeps the relation
+    useful (what is this a revision of?) and its size linear.
+    """
+    by_paper: dict[str, list[NearDuplicate]] = {}
+    for pair in pairs:
+        by_paper.setdefault(pair.paper_id, []).append(pair)
+    kept: list[NearDuplicate] = []
+    for group in by_paper.values():
+        group.sort(key=lambda p: (-p.similarity, p.duplicate_of))
+        kept.extend(group[:limit])
+    return kept
 
 
 def find_near_duplicates(
@@ -630,13 +649,14 @@ def word_diff(old: str, new: str, context: int = 6) -> list[tuple[str, str]]:
 def signature_scheme(dedup: DedupSettings) -> str:
     """What a stored signature depends on; stored rows of another scheme are rebuilt.
 
-    Example: ``shingle-v1/w3c3/rensa-rminhash-v2/seed20260101/perm128/b21r6/t0.8``.
+    Example: ``shingle-v1/w3c3/rensa-rminhash-v2/seed20260101/perm128/b21r6/t0.8/k10``.
     """
     params = lsh_params(dedup.num_perm, dedup.threshold)
     return (
         f"shingle-v{SHINGLE_VERSION}/w{dedup.word_shingle}c{dedup.char_shingle}"
         f"/rensa-rminhash-v{rensa.RMinHash.ALGORITHM_VERSION}/seed{MINHASH_SEED}"
         f"/perm{dedup.num_perm}/b{params.bands}r{params.rows}/t{dedup.threshold:g}"
+        f"/k{dedup.max_pairs_per_paper}"
     )
 
 

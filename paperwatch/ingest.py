@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +122,9 @@ def scan_folder(folder: Path) -> ScanResult:
     Hidden files and folders, editor/download temporary files, non-``.txt``
     files, directories named ``*.txt``, broken symbolic links and links that
     loop are passed over and listed in ``ignored`` with the reason. Symbolic
-    links to folders are not followed (no loops).
+    links to folders are not followed (no loops), and a link to a file is
+    followed only when its target lies inside ``folder``: a link must not make
+    paperwatch read (and report) files from elsewhere on the machine.
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
@@ -133,6 +136,7 @@ def scan_folder(folder: Path) -> ScanResult:
         raise NotADirectoryError(f"watched folder {folder} is not a folder")
     files: list[ListingFileStat] = []
     ignored: list[tuple[str, str]] = []
+    inside = folder.resolve()
     for root, dirs, names in os.walk(folder, followlinks=False):
         root_path = Path(root)
         kept_dirs = []
@@ -156,12 +160,22 @@ def scan_folder(folder: Path) -> ScanResult:
                     ignored.append((rel, reason))
                 continue
             try:
+                if path.is_symlink() and not path.resolve(strict=True).is_relative_to(inside):
+                    ignored.append(
+                        (rel, "link to a file outside the watched folder (not followed)")
+                    )
+                    continue
                 st = path.stat()
             except FileNotFoundError:
                 ignored.append((rel, "broken link or removed while scanning"))
                 continue
-            except OSError as exc:
-                ignored.append((rel, f"cannot stat: {exc.strerror or exc}"))
+            except (OSError, RuntimeError) as exc:  # RuntimeError: a link loop (resolve)
+                detail = (
+                    exc.strerror
+                    if isinstance(exc, OSError) and exc.strerror
+                    else "symbolic link loop"
+                )
+                ignored.append((rel, f"cannot stat: {detail}"))
                 continue
             if not path.is_file():
                 ignored.append((rel, "not a regular file"))
@@ -198,39 +212,74 @@ def read_listing_file(stat: ListingFileStat, max_bytes: int) -> bytes | None:
     return stat.path.read_bytes()
 
 
-def describe_non_utf8(data: bytes, offset: int) -> str:
-    """Guess what a non-UTF-8 file is, for the quarantine reason.
+_MAGIC = (
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"PK\x03\x04", "a ZIP archive (or Office document)"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
+_SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 
-    Looks at the byte-order mark and magic numbers (PDF, PNG, JPEG, GIF, ZIP,
-    gzip) and otherwise tries Windows-1252, the usual encoding of Latin text
-    that is not UTF-8.
-    """
+
+def _kind_of_binary(data: bytes) -> str | None:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16 text (byte-order mark); save it as UTF-8"
-    for magic, kind in (
-        (b"%PDF", "a PDF document"),
-        (b"\x89PNG", "a PNG image"),
-        (b"\xff\xd8\xff", "a JPEG image"),
-        (b"GIF8", "a GIF image"),
-        (b"PK\x03\x04", "a ZIP archive (or Office document)"),
-        (b"\x1f\x8b", "a gzip archive"),
-    ):
+    for magic, kind in _MAGIC:
         if data.startswith(magic):
             return f"{kind}, not a listing"
+    return None
+
+
+def describe_non_utf8(data: bytes, offset: int, reason: str = "") -> str:
+    """Guess what a file that is not UTF-8 is, for the quarantine reason.
+
+    In order: a UTF-16 byte-order mark; magic numbers (PDF, PNG, JPEG, GIF,
+    ZIP, gzip); a UTF-8 file cut in the middle of a character (``reason`` is
+    Python's "unexpected end of data"); UTF-16 surrogates encoded as UTF-8
+    (CESU-8, Java's "modified UTF-8"); text that decodes as Windows-1252, the
+    usual encoding of Latin text that is not UTF-8 (with 40 bytes of context
+    around ``offset``); otherwise binary data.
+    """
+    kind = _kind_of_binary(data)
+    if kind:
+        return kind
+    if reason == "unexpected end of data":
+        return (
+            "the file ends in the middle of a UTF-8 character (cut short, or still being written)"
+        )
+    if _SURROGATE.match(data, offset):
+        return "UTF-16 surrogates encoded as UTF-8 (CESU-8 or Java's modified UTF-8); re-encode it as UTF-8"
     try:
         data.decode("cp1252")
     except UnicodeDecodeError:
         return "binary data or an unknown encoding"
     sample = data[max(0, offset - 20) : offset + 20].decode("cp1252", errors="replace")
-    return f"looks like Windows-1252/Latin-1 text (…{' '.join(sample.split())}…); save it as UTF-8"
+    printable = "".join(c if c.isprintable() else " " for c in sample)
+    return (
+        f"looks like Windows-1252/Latin-1 text (…{' '.join(printable.split())}…); save it as UTF-8"
+    )
 
 
 def _nul_detail(data: bytes) -> str | None:
+    """Where the first NUL byte is and what the file probably is (never its content)."""
     offset = data.find(b"\x00")
     if offset < 0:
         return None
     line = data.count(b"\n", 0, offset) + 1
-    return f"first at byte {offset} (line {line}); {describe_non_utf8(data, offset)}"
+    kind = _kind_of_binary(data)
+    if kind is None:
+        halves = (data[0::2].count(0), data[1::2].count(0))
+        if len(data) >= 4 and max(halves) > len(data) // 4 and min(halves) < len(data) // 16:
+            kind = "UTF-16 text without a byte-order mark; save it as UTF-8"
+        else:
+            try:
+                data.decode("utf-8")
+                kind = "otherwise UTF-8 text: remove the NUL bytes"
+            except UnicodeDecodeError:
+                kind = "binary data, not a listing"
+    return f"first at byte {offset} (line {line}); {kind}"
 
 
 def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) -> PreparedFile:
@@ -261,7 +310,8 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         text = decode_listing(data, stat.rel)
     except ListingDecodeError as exc:
         detail = (
-            f"invalid byte at {exc.offset} (line {exc.line}); {describe_non_utf8(data, exc.offset)}"
+            f"invalid byte at {exc.offset} (line {exc.line}); "
+            f"{describe_non_utf8(data, exc.offset, exc.detail)}"
         )
         return PreparedFile(
             stat=stat, sha256=digest, decode_error=detail, error_line=exc.line, data=data

@@ -1,11 +1,12 @@
 """Parsing listing files into a header and entries. Pure functions, no I/O.
 
-A listing file (see docs/input-format.md) is UTF-8 text: an optional header line
+A listing file (see docs/cleaning.md) is UTF-8 text: an optional header line
 such as ``NeurIPS 2026 论文列表`` or ``ICLR 2025 accepted papers``, then one
 abstract per paragraph, paragraphs separated by blank lines. Parsing tolerates a
 UTF-8 byte-order mark, CRLF/CR line endings, trailing spaces, several blank or
 whitespace-only lines between entries, and hard-wrapped paragraphs (their lines
-are joined with one space).
+are joined with one space). Form feeds, vertical tabs, NEL and the Unicode line
+and paragraph separators count as line breaks too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import re
 from dataclasses import dataclass, field
 
 _BOM = "\ufeff"
+#: Line breaks: CRLF, CR, LF, and the ones text tools leave in (form feed at a
+#: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
+_LINE_BREAK = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 #: The header: a short first line holding a venue and a four-digit year, and
 #: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
 _HEADER = re.compile(
@@ -118,7 +122,7 @@ def parse_listing(text: str) -> Listing:
     """
     if text.startswith(_BOM):
         text = text[1:]
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _LINE_BREAK.split(text)
     paragraphs: list[tuple[int, list[str]]] = []
     current: list[str] = []
     start = 0

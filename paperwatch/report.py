@@ -107,15 +107,6 @@ class RenderedReport:
         return hashlib.sha256(self.html.encode("utf-8")).hexdigest()
 
 
-def _with_diffs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Add ``diff`` (a :func:`paperwatch.dedup.word_diff`) to near-duplicate rows."""
-    for row in rows:
-        row["diff"] = None
-        if row["kind"] == "near" and row.get("original_abstract"):
-            row["diff"] = word_diff(row["original_abstract"], row["abstract"])
-    return rows
-
-
 def collect_report(
     con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
 ) -> ReportData:
@@ -140,7 +131,7 @@ def collect_report(
         timezone=settings.timezone,
         figures=figures,
         new_papers=db.query(con, "report_new_papers", week=week),
-        duplicates=_with_diffs(db.query(con, "report_duplicates", week=week)),
+        duplicates=db.query(con, "report_duplicates", week=week),
         revisions=db.query(con, "report_revisions", week=week),
         quality={
             "suites": db.query(con, "report_data_quality", week=week),
@@ -166,6 +157,9 @@ def _environment() -> Environment:
         f"{n:,} {word}" if n == 1 else f"{n:,} {words or word + 's'}"
     )
     env.filters["safe_url"] = safe_url
+    env.filters["printable"] = printable
+    # Word diffs are computed for the rows a report lists only, not for every pair of the week.
+    env.globals["word_diff"] = word_diff
     env.filters["url_label"] = url_label
     return env
 
@@ -212,6 +206,18 @@ def url_label(url: str, limit: int = 60) -> str:
     characters with "…" (``https://github.com/a/b/`` → ``github.com/a/b``)."""
     label = url.split("://", 1)[-1].rstrip("/")
     return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def printable(value: object) -> str:
+    """``value`` as text with control characters (NUL, ESC, bidi overrides…) shown as U+FFFD.
+
+    For raw text that was quarantined: it may hold anything, and a terminal, mail
+    client or browser must only ever see it as inert text.
+    """
+    return "".join(
+        c if c.isprintable() or c in "\n\t" else "\ufffd"
+        for c in str(value if value is not None else "")
+    )
 
 
 def safe_url(url: object) -> str | None:

@@ -43,6 +43,12 @@ class DedupSettings(BaseModel):
     char_shingle: int = Field(
         default=3, ge=1, le=10, description="Characters per shingle (text without spaces)."
     )
+    max_pairs_per_paper: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Near-duplicate pairs kept per paper: its most similar earlier papers.",
+    )
 
 
 class TrendingSettings(BaseModel):

@@ -67,8 +67,12 @@ class FileOutcome:
 
 
 def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
-    """(path, size, mtime_ns) of every recorded file, for the stat-first scan."""
-    rows = con.execute("select path, size_bytes, mtime_ns from listing_files").fetchall()
+    """(path, size, mtime_ns) of the latest version recorded at each path, for the
+    stat-first scan (an earlier version restored with its old mtime is still read)."""
+    rows = con.execute(
+        "select path, size_bytes, mtime_ns from listing_files "
+        "qualify row_number() over (partition by path order by first_seen desc, file_id desc) = 1"
+    ).fetchall()
     return {(str(p), int(s), int(m)) for p, s, m in rows}
 
 
@@ -203,15 +207,19 @@ def _load_file(
 ) -> FileOutcome:
     rel = prepared.stat.rel
     entries, validation = checked.entries, checked.entry_checks
-    same = con.execute(
-        "select file_id from listing_files where path = ? and sha256 = ?", [rel, prepared.sha256]
+    # The latest version recorded at this path: the same bytes again are unchanged; other
+    # bytes (including an earlier version restored) are a new version of the listing.
+    latest = con.execute(
+        "select file_id, sha256 from listing_files where path = ? "
+        "order by first_seen desc, file_id desc limit 1",
+        [rel],
     ).fetchone()
-    if same is not None:
+    if latest is not None and latest[1] == prepared.sha256:
         con.execute(
             "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
-            [prepared.stat.size, prepared.stat.mtime_ns, same[0]],
+            [prepared.stat.size, prepared.stat.mtime_ns, latest[0]],
         )
-        return FileOutcome(rel=rel, status="unchanged", file_id=int(same[0]))
+        return FileOutcome(rel=rel, status="unchanged", file_id=int(latest[0]))
 
     row = _base_row(prepared, run)
     previous = con.execute(
@@ -223,8 +231,8 @@ def _load_file(
 
     original = con.execute(
         "select file_id, path from listing_files where sha256 = ? and status <> 'duplicate' "
-        "order by file_id limit 1",
-        [prepared.sha256],
+        "and path <> ? order by file_id limit 1",
+        [prepared.sha256, rel],
     ).fetchone()
     if original is not None:
         reason = f"same bytes as {original[1]}"
@@ -240,13 +248,8 @@ def _load_file(
                 "entries_quarantined": 0,
             },
         )
-        return FileOutcome(
-            rel=rel,
-            status="duplicate",
-            file_id=file_id,
-            entries=len(prepared.entries),
-            reason=reason,
-        )
+        # Its entries are the original's: not counted again as read, loaded or quarantined.
+        return FileOutcome(rel=rel, status="duplicate", file_id=file_id, reason=reason)
 
     file_failures = checked.file_checks.critical_failures().get(0, [])
     if file_failures:
@@ -347,11 +350,13 @@ def _load_file(
         finally:
             con.unregister("_ids")
     if row["supersedes"] is not None:
-        # Entries carried over from the version this file replaces are not repeats.
+        # Entries carried over from earlier versions of this listing are not repeats.
         carried = {
             r[0]
             for r in con.execute(
-                "select paper_id from paper_occurrences where file_id = ?", [row["supersedes"]]
+                "select distinct o.paper_id from paper_occurrences o "
+                "join listing_files f using (file_id) where f.path = ?",
+                [rel],
             ).fetchall()
         }
         existing_elsewhere = existing - carried

@@ -66,6 +66,7 @@ class ExpectationResult:
     failed_rows: tuple[int, ...]
     details: str = ""
     detail_column: str | None = None
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +85,20 @@ class SuiteResult:
                     rows.setdefault(row, []).append(result)
         return rows
 
-    def for_rows(self, rows: list[int]) -> SuiteResult:
-        """The same results restricted to ``rows`` (e.g. the rows of one file); indices renumbered."""
+    def for_rows(self, rows: list[int], frame: pl.DataFrame | None = None) -> SuiteResult:
+        """The same results restricted to ``rows`` (e.g. the rows of one file); indices renumbered.
+
+        With ``frame`` (the validated batch), the unexpected examples are those of
+        these rows only; without it, the batch's examples are kept.
+        """
         position = {row: i for i, row in enumerate(rows)}
         restricted = []
         for r in self.results:
-            failed = tuple(position[x] for x in r.failed_rows if x in position)
+            original = [x for x in r.failed_rows if x in position]
+            failed = tuple(position[x] for x in original)
+            examples = r.unexpected_examples if failed else ()
+            if frame is not None and failed:
+                examples = unexpected_examples(frame, r.columns, original)
             outcome: Outcome = (
                 r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
             )
@@ -102,13 +111,26 @@ class SuiteResult:
                     outcome=outcome,
                     element_count=len(rows),
                     unexpected_count=len(failed),
-                    unexpected_examples=r.unexpected_examples if failed else (),
+                    unexpected_examples=examples,
                     failed_rows=failed,
                     details=r.details,
                     detail_column=r.detail_column,
+                    columns=r.columns,
                 )
             )
         return SuiteResult(self.suite, tuple(restricted))
+
+
+def unexpected_examples(
+    frame: pl.DataFrame, columns: tuple[str, ...], rows: list[int]
+) -> tuple[str, ...]:
+    """Up to five failing values (``null`` for a missing one), a dict of values for several columns."""
+    examples = []
+    for row in rows[:_MAX_EXAMPLES]:
+        values = {c: frame[c][row] for c in columns if c in frame.columns}
+        value: Any = values if len(values) > 1 else next(iter(values.values()), None)
+        examples.append("null" if value is None else _example(value))
+    return tuple(examples)
 
 
 def failure_reasons(frame: pl.DataFrame, row: int, failed: list[ExpectationResult]) -> list[str]:
@@ -270,6 +292,7 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
         broken = _raised(r.exception_info)
         payload = r.result or {}
         failed = tuple(int(i) for i in payload.get("unexpected_index_list") or [])
+        columns = tuple([kwargs["column"]] if "column" in kwargs else kwargs.get("column_list", []))
         outcome: Outcome = "error" if broken else ("passed" if r.success else "failed")
         results.append(
             ExpectationResult(
@@ -280,13 +303,13 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                 outcome=outcome,
                 element_count=int(payload.get("element_count") or frame.height),
                 unexpected_count=int(payload.get("unexpected_count") or 0),
-                unexpected_examples=tuple(
-                    _example(v)
-                    for v in (payload.get("partial_unexpected_list") or [])[:_MAX_EXAMPLES]
-                ),
+                unexpected_examples=()
+                if broken
+                else unexpected_examples(frame, columns, list(failed)),
                 failed_rows=() if broken else failed,
                 details=broken or "",
                 detail_column=meta.get("detail_column"),
+                columns=columns,
             )
         )
     results.sort(key=lambda result: order.get(result.expectation, len(order)))

@@ -63,6 +63,10 @@ def bad_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / ".hidden.txt").write_text("ignored silently")
     (folder / "draft.txt~").write_text("editor backup")
     os.symlink("loop.txt", folder / "loop.txt")
+    outside = folder.parent / "outside-secret.txt"
+    outside.write_text(listing(GOOD.replace("SPIRIT", "SECRET")), encoding="utf-8")
+    os.symlink(outside, folder / "022_000000000000000d.txt")
+    os.symlink("/proc/self/environ", folder / "023_000000000000000e.txt")
     # A 50 MB listing: many entries, all the same abstract.
     big = listing(*([ABSTRACTS[8]] * (50 * 1024 * 1024 // (len(ABSTRACTS[8]) + 2) + 1)))
     w("021_000000000000000c.txt", big.encode())
@@ -225,8 +229,10 @@ def test_passed_over_paths_are_mentioned_once(
 ) -> None:
     database, summary = ingested
     assert sorted(summary.ignored) == [  # type: ignore[attr-defined]
+        ("022_000000000000000d.txt", "link to a file outside the watched folder (not followed)"),
+        ("023_000000000000000e.txt", "link to a file outside the watched folder (not followed)"),
         ("draft.txt~", "editor or download temporary file"),
-        ("loop.txt", "cannot stat: Too many levels of symbolic links"),
+        ("loop.txt", "cannot stat: symbolic link loop"),
         ("notes.pdf", "not a .txt listing file"),
         ("x.txt", "a folder, not a listing file"),
     ]
@@ -261,7 +267,7 @@ def test_accounting_invariant(ingested: tuple[Path, object]) -> None:
         "and not exists (select 1 from quarantine q where q.file_id = f.file_id and q.kind = 'file')",
     )
     assert quarantined_files == [(0,)]
-    assert summary.files_seen == 13  # type: ignore[attr-defined]
+    assert summary.files_seen == 13  # the two links out of the folder are not read  # type: ignore[attr-defined]
     assert (summary.files_loaded, summary.files_quarantined) == (6, 7)  # type: ignore[attr-defined]
 
 
@@ -271,4 +277,19 @@ def test_file_that_vanishes_between_scan_and_read(tmp_path: Path) -> None:
     assert read.prepared == []
     assert read.vanished == [
         ("gone.txt", "disappeared between scan and read; it is read when it comes back")
+    ]
+
+
+def test_examples_are_those_of_the_file(ingested: tuple[Path, object]) -> None:
+    examples = rows(
+        ingested[0],
+        "select v.expectation, v.unexpected_examples from validation_results v join listing_files f using (file_id) "
+        "where f.name = '016_0000000000000007.txt' and v.outcome = 'failed' order by 1",
+    )
+    assert examples == [
+        (
+            "expect_column_value_lengths_to_be_between(abstract)",
+            [("word " * 20000).strip()[:199] + "…", "Three words only."],
+        ),
+        ("expect_column_values_to_be_between(word_count)", ["20000", "3"]),
     ]

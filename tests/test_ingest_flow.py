@@ -244,3 +244,27 @@ def test_reissued_listing_reports_revisions_and_removals(
     )
     assert "removed: Merging with Directional Alignment: Model merging has emerged" in text
     assert "revised in a re-issued listing of HJA" in text
+
+
+def test_restoring_an_earlier_version_is_a_new_version(seed_folder: Path, database: Path) -> None:
+    path = seed_folder / "000_5dc500fada0b6079.txt"
+    original = path.read_bytes()
+    ingest_listings(str(seed_folder), str(database), AS_OF)
+    path.write_bytes(original.replace(b"central to large language model", b"central to LLM", 1))
+    edited = ingest_listings(str(seed_folder), str(database), "2026-11-26T10:00:00+00:00")
+    path.write_bytes(original)
+    restored = ingest_listings(str(seed_folder), str(database), "2026-11-27T10:00:00+00:00")
+    assert (edited.files_loaded, edited.new_papers, edited.exact_duplicates) == (1, 1, 0)
+    assert (restored.files_loaded, restored.new_papers, restored.exact_duplicates) == (1, 0, 0)
+    versions = rows(
+        database,
+        "select v.file_id, v.supersedes, v.status from listing_files v "
+        "where v.name = '000_5dc500fada0b6079.txt' order by v.file_id",
+    )
+    assert [(s, st) for _, s, st in versions] == [
+        (None, "loaded"),
+        (versions[0][0], "loaded"),
+        (versions[1][0], "loaded"),
+    ]
+    again = ingest_listings(str(seed_folder), str(database), "2026-11-28T10:00:00+00:00")
+    assert (again.files_loaded, again.files_unchanged) == (0, 3)

@@ -128,3 +128,9 @@ def test_sequence_numbers() -> None:
     assert sequence_number("002_bf103a832150c832.txt") == 2
     assert sequence_number("neurips extra.txt") is None
     assert sequence_number("12_5dc500fada0b607.txt") is None
+
+
+def test_form_feed_and_unicode_separators_break_lines() -> None:
+    listing = parse_listing(f"{HEADER}\u2029\u2029{A}\f\f{B}\x0b\x0b{C}\u2028")
+    assert listing.header is not None
+    assert texts(listing) == [A, B, C]

@@ -1,4 +1,5 @@
--- One row per distinct (path, content) seen. A byte-identical copy under another
+-- One row per version of a listing: a path with its content (an earlier content
+-- restored at the same path is a new version). A byte-identical copy under another
 -- path is a row with status 'duplicate' pointing at the original.
 create sequence if not exists listing_files_seq start 1;
 create table if not exists listing_files (
@@ -22,6 +23,5 @@ create table if not exists listing_files (
     first_seen timestamptz not null,       -- the run's clock when first seen
     first_seen_week varchar not null,      -- ISO week of first_seen in the configured time zone
     loaded_at timestamptz,
-    run_id varchar not null,
-    unique (path, sha256)
+    run_id varchar not null
 );
