@@ -192,7 +192,7 @@ def _run_ingest(settings: object, as_of: str | None) -> object:
     from flows.ingest import ingest_listings
 
     try:
-        with _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.Error):
+        with _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.IOException):
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
     except (
         FileNotFoundError,
@@ -202,7 +202,7 @@ def _run_ingest(settings: object, as_of: str | None) -> object:
         ValueError,
     ) as exc:
         raise _fail(str(exc)) from None
-    except duckdb.Error as exc:
+    except duckdb.IOException as exc:
         raise _database_error(settings, exc) from None
 
 
@@ -261,7 +261,7 @@ def _run_report(
             ValueError,
             DatabaseLockedError,
             WriterLockTimeout,
-            duckdb.Error,
+            duckdb.IOException,
         ):
             return weekly_report(
                 week=week,
@@ -286,7 +286,7 @@ def _run_report(
         RuntimeError,
     ) as exc:
         raise _fail(str(exc)) from None
-    except duckdb.Error as exc:
+    except duckdb.IOException as exc:
         raise _database_error(settings, exc) from None
 
 

@@ -181,7 +181,8 @@ def validate_address(value: str, *, field_name: str = "address") -> str:
         raise ValueError(f"{field_name} {value!r} is not one valid email address ({found})")
     address = addresses[0]
     local, domain = address.username, address.domain
-    if not local or not domain or "." not in domain.strip(".") or domain != domain.strip("."):
+    dotted = "." in domain.strip(".") or domain.lower() == "localhost"  # a local relay's default
+    if not local or not domain or not dotted or domain != domain.strip("."):
         raise ValueError(f"{field_name} {value!r} is not a valid email address (need user@domain)")
     if not address.addr_spec.isascii():
         raise ValueError(

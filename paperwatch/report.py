@@ -136,7 +136,7 @@ def collect_report(
         quality={
             "suites": db.query(con, "report_data_quality", week=week),
             "quarantined": db.query(con, "report_quarantine", week=week),
-            "warnings": db.query(con, "report_warnings", week=week),
+            "warnings": db.query(con, "report_warnings"),
         },
         sections={"trending": trending_terms_for_week(con, week, settings, persist=persist)},
         near_threshold=settings.dedup.threshold,
@@ -146,6 +146,7 @@ def collect_report(
 @cache
 def _environment() -> Environment:
     env = Environment(
+        extensions=["jinja2.ext.do"],
         loader=FileSystemLoader(str(resource_dir("templates"))),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
         undefined=StrictUndefined,

@@ -138,6 +138,7 @@ def _validation_rows(
             "suite": [r.suite for r in result.results],
             "expectation": [r.expectation for r in result.results],
             "severity": [r.severity for r in result.results],
+            "reason": [r.reason for r in result.results],
             "outcome": [r.outcome for r in result.results],
             "success": [r.outcome == "passed" for r in result.results],
             "element_count": [r.element_count for r in result.results],

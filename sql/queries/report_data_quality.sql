@@ -15,7 +15,7 @@ select
     count(*) filter (where outcome = 'error') as broken,
     coalesce(
         list(
-            {'file': file, 'expectation': expectation, 'severity': severity, 'outcome': outcome,
+            {'file': file, 'expectation': expectation, 'severity': severity, 'outcome': outcome, 'reason': reason,
              'unexpected_count': unexpected_count, 'examples': unexpected_examples, 'details': details}
             order by file, expectation
         ) filter (where outcome <> 'passed'),
