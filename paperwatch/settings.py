@@ -14,8 +14,10 @@ the environment or from a Prefect Secret block named in ``smtp.password_block``.
 from __future__ import annotations
 
 import os
+import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
@@ -190,8 +192,13 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_path = Path(os.environ.get("PAPERWATCH_CONFIG", "paperwatch.toml"))
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, dotenv_settings]
+        named = os.environ.get("PAPERWATCH_CONFIG")
+        if named == "":  # explicitly no configuration file
+            return tuple(sources)
+        toml_path = Path(named or "paperwatch.toml")
+        if named and not toml_path.is_file():
+            raise ValueError(f"PAPERWATCH_CONFIG names {toml_path}, which is not a file")
         if toml_path.is_file():
             sources.append(_TomlWithoutSecrets(settings_cls, toml_file=toml_path))
         return tuple(sources)
@@ -200,8 +207,20 @@ class Settings(BaseSettings):
 class _TomlWithoutSecrets(TomlConfigSettingsSource):
     """TOML source that refuses a password: secrets never live in a config file."""
 
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        try:
+            return super()._read_file(file_path)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{file_path}: not valid TOML: {exc}") from None
+
     def __call__(self) -> dict[str, object]:
         data = super().__call__()
+        unknown = _unknown_keys(data, Settings)
+        if unknown:
+            raise ValueError(
+                f"{self.toml_file_path}: unknown setting(s) {', '.join(sorted(unknown))} "
+                "(see paperwatch.example.toml for every setting)"
+            )
         smtp = data.get("smtp")
         if isinstance(smtp, dict) and "password" in smtp:
             raise ValueError(
@@ -209,6 +228,23 @@ class _TomlWithoutSecrets(TomlConfigSettingsSource):
                 "set PAPERWATCH_SMTP__PASSWORD or smtp.password_block (a Prefect Secret block)"
             )
         return data
+
+
+def _unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    unknown = []
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            unknown.append(prefix + key)
+            continue
+        annotation = field.annotation
+        if (
+            isinstance(value, dict)
+            and isinstance(annotation, type)
+            and issubclass(annotation, BaseModel)
+        ):
+            unknown += _unknown_keys(value, annotation, f"{prefix}{key}.")
+    return unknown
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -40,7 +40,7 @@ def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("PAPERWATCH_"):
             monkeypatch.delenv(key)
-    monkeypatch.setenv("PAPERWATCH_CONFIG", str(tmp_path / "absent.toml"))
+    monkeypatch.setenv("PAPERWATCH_CONFIG", "")
     monkeypatch.chdir(tmp_path)
 
 
@@ -79,7 +79,7 @@ def seeded_database_file(prefect_harness: None, tmp_path_factory: pytest.TempPat
         for key in list(os.environ):
             if key.startswith("PAPERWATCH_"):
                 mp.delenv(key)
-        mp.setenv("PAPERWATCH_CONFIG", str(folder / "absent.toml"))
+        mp.setenv("PAPERWATCH_CONFIG", "")
         summary = ingest_listings(str(listings), str(path), SEEDS_AS_OF)
     assert (summary.new_papers, summary.exact_duplicates, summary.week) == (54, 3, SEEDS_WEEK)
     return path

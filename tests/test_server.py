@@ -68,7 +68,7 @@ def _base_env(home: Path) -> dict[str, str]:
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_UI_ENABLED="false",
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
-        PAPERWATCH_CONFIG=str(home / "absent.toml"),
+        PAPERWATCH_CONFIG="",
     )
     return env
 
