@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import getpass
 import os
 import time
 from collections.abc import Iterator
@@ -454,7 +455,7 @@ def quarantine_release(
     ],
     by: Annotated[
         str | None,
-        typer.Option("--by", help="Who approves the release. [default: $USER]", show_default=False),
+        typer.Option("--by", help="Who approves the release. [default: the login name]", show_default=False),
     ] = None,
     note: Annotated[
         str | None, typer.Option("--note", help="Why the entry is fine after all.")
@@ -477,7 +478,7 @@ def quarantine_release(
 
     settings = _settings(database=database)
     assert isinstance(settings, Settings)
-    approver = by or os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    approver = by or getpass.getuser()
     try:
         moment = parse_as_of(as_of, settings.tz)
         with db.writer(settings.database, settings.lock_timeout_s) as con:
