@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import getpass
+import logging
 import os
 import time
 from collections.abc import Iterator
