@@ -1,0 +1,228 @@
+"""Batches of listing files: read and prepare (in parallel), validate, load.
+
+The ingestion flow (``flows/ingest.py``) and the benchmark (``bench/pipeline.py``)
+call these functions; they only combine :mod:`paperwatch.ingest`,
+:mod:`paperwatch.validate` and :mod:`paperwatch.store`, so the results are the
+same whichever way a batch was prepared (one process, a process pool, or Dask
+workers).
+
+- :func:`plan_batches` cuts the pending files into batches of at most
+  ``Settings.batch_files`` files and ``Settings.batch_bytes`` bytes (memory bound);
+- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files, in a
+  :class:`concurrent.futures.ProcessPoolExecutor` when given one
+  (:func:`prepare_pool`), and builds each file's rows for the ``papers`` suite in
+  the same worker;
+- :func:`check_batch` runs the two Great Expectations suites over the batch;
+- :func:`load_batch` loads each file of the batch in its own transaction.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import duckdb
+import polars as pl
+
+from paperwatch.ingest import (
+    ENTRY_SCHEMA,
+    ListingFileStat,
+    PreparedFile,
+    entries_frame,
+    files_frame,
+    prepare_file,
+    read_listing_file,
+)
+from paperwatch.store import CheckedFile, FileOutcome, RunContext, load_file
+from paperwatch.validate import SuiteResult, validate_frame
+
+#: Below this many pending bytes a run prepares files in its own process: starting
+#: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
+POOL_MIN_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
+
+    Attributes:
+        prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
+        frames: ``entries_frame([f])`` for each of ``prepared`` (same order; empty for a
+            file that is not text).
+        vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
+            no permission); they are retried on a later run.
+    """
+
+    prepared: list[PreparedFile] = field(default_factory=list)
+    frames: list[pl.DataFrame] = field(default_factory=list)
+    vanished: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBatch:
+    """The batch's two suite frames and results (rows of the files that passed the file suite)."""
+
+    files: pl.DataFrame
+    file_checks: SuiteResult
+    entries: pl.DataFrame
+    entry_checks: SuiteResult
+
+    def of(self, index: int, rel: str) -> CheckedFile:
+        """File ``index`` of the batch (path ``rel``): its rows and the results restricted to them."""
+        rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
+        return CheckedFile(
+            file_row=self.files[index : index + 1],
+            file_checks=self.file_checks.for_rows([index]),
+            entries=rows.drop("_row"),
+            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list()),
+        )
+
+
+def plan_batches(
+    files: Sequence[ListingFileStat], max_files: int, max_bytes: int
+) -> list[list[ListingFileStat]]:
+    """Cut ``files`` (in order) into batches of at most ``max_files`` files and ``max_bytes``
+    bytes (by ``stat.size``); a single file larger than ``max_bytes`` is a batch of its own.
+
+    Raises:
+        ValueError: ``max_files`` or ``max_bytes`` is below 1.
+    """
+    if max_files < 1 or max_bytes < 1:
+        raise ValueError("max_files and max_bytes must be at least 1")
+    batches: list[list[ListingFileStat]] = []
+    current: list[ListingFileStat] = []
+    size = 0
+    for stat in files:
+        if current and (len(current) >= max_files or size + stat.size > max_bytes):
+            batches.append(current)
+            current, size = [], 0
+        current.append(stat)
+        size += stat.size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "disappeared between scan and read; it is read when it comes back"
+    if isinstance(exc, IsADirectoryError):
+        return "became a folder between scan and read"
+    return f"cannot be read: {exc.strerror}; it is retried on the next run"
+
+
+def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
+    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`)."""
+    batch = PreparedBatch()
+    for stat in stats:
+        try:
+            data = read_listing_file(stat, max_bytes)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
+            continue
+        prepared = prepare_file(stat, data, max_bytes)
+        batch.prepared.append(prepared)
+        batch.frames.append(entries_frame([prepared]))
+    return batch
+
+
+def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
+    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers)."""
+    merged = PreparedBatch()
+    for part in parts:
+        merged.prepared.extend(part.prepared)
+        merged.frames.extend(part.frames)
+        merged.vanished.extend(part.vanished)
+    return merged
+
+
+def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
+    """``items`` in at most ``parts`` consecutive chunks of near-equal total size (bytes)."""
+    if parts <= 1 or len(items) <= 1:
+        return [list(items)] if items else []
+    total = sum(max(s.size, 1) for s in items)
+    chunks: list[list[ListingFileStat]] = [[]]
+    done = 0
+    for stat in items:
+        if chunks[-1] and done >= total * len(chunks) / parts and len(chunks) < parts:
+            chunks.append([])
+        chunks[-1].append(stat)
+        done += max(stat.size, 1)
+    return chunks
+
+
+def prepare_batch(
+    stats: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
+) -> PreparedBatch:
+    """Read, hash, parse and clean a batch of files, in parallel when ``pool`` is given.
+
+    Args:
+        stats: the batch's files, as scanned.
+        max_bytes: files larger than this are not read (``Settings.max_file_bytes``).
+        pool: an executor from :func:`prepare_pool`, or None for this process. The
+            files go to the workers in about four chunks per worker, in order.
+
+    Returns:
+        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished files);
+        identical with or without a pool.
+    """
+    if pool is None or len(stats) <= 1:
+        return prepare_files(stats, max_bytes)
+    workers = getattr(pool, "_max_workers", 2)
+    chunks = split_evenly(stats, min(len(stats), 4 * workers))
+    return merge_batches(pool.map(prepare_files, chunks, [max_bytes] * len(chunks)))
+
+
+def default_workers(setting: int) -> int:
+    """Worker processes for a setting of ``prepare_workers``: 0 means one per CPU core."""
+    return setting if setting > 0 else max(1, os.cpu_count() or 1)
+
+
+@contextmanager
+def prepare_pool(workers: int, pending_bytes: int) -> Iterator[Executor | None]:
+    """A process pool of ``workers`` processes (``spawn`` start method: Polars' threads do not
+    survive ``fork``), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES`
+    are pending. The pool is shut down on exit."""
+    if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
+        yield None
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> CheckedBatch:
+    """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
+    the entries of the files that passed it (one Great Expectations run per suite and batch).
+
+    Args:
+        batch: from :func:`prepare_batch`.
+        sequence_numbers: sequence numbers recorded before this batch (for gaps).
+    """
+    files = files_frame(batch.prepared, sequence_numbers)
+    file_checks = validate_frame(files, "listing_files")
+    rejected = set(file_checks.critical_failures())
+    kept = [frame for i, frame in enumerate(batch.frames) if i not in rejected]
+    entries = pl.concat(kept, how="vertical") if kept else pl.DataFrame(schema=ENTRY_SCHEMA)
+    return CheckedBatch(files, file_checks, entries, validate_frame(entries, "papers"))
+
+
+def load_batch(
+    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
+) -> list[FileOutcome]:
+    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`).
+
+    Raises:
+        duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
+            of the batch stay loaded).
+    """
+    return [
+        load_file(con, file, checked.of(index, file.stat.rel), run)
+        for index, file in enumerate(batch.prepared)
+    ]
