@@ -27,6 +27,7 @@ from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest
 from paperwatch.batches import (
     CheckedBatch,
     PreparedBatch,
+    bulk_session,
     check_batch,
     default_workers,
     load_batch,
@@ -35,6 +36,7 @@ from paperwatch.batches import (
     prepare_batch,
     prepare_pool,
     split_evenly,
+    store_batch_terms,
 )
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.dedup import update_near_duplicates
@@ -122,10 +124,12 @@ def validate_listing_files(batch: PreparedBatch, sequence_numbers: set[int]) -> 
 def load_listing_files(
     settings: Settings, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
 ) -> list[FileOutcome]:
-    """Load each file of the batch in its own transaction."""
+    """Load each file of the batch in its own transaction, then the new papers' terms
+    (extracted with the batch)."""
     logger = get_run_logger()
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         outcomes = load_batch(con, batch, checked, run)
+        store_batch_terms(con, batch, outcomes)
     for outcome in outcomes:
         if outcome.status == "quarantined":
             logger.warning("%s: quarantined: %s", outcome.rel, outcome.reason)
@@ -279,7 +283,11 @@ def ingest_listings(
         )
         done = 0
         batches = plan_batches(changed, settings.batch_files, settings.batch_bytes)
-        with _Stage(settings, sum(f.size for f in changed)) as stage:
+        pending_bytes = sum(f.size for f in changed)
+        with (
+            bulk_session(settings.database, settings.lock_timeout_s, pending_bytes),
+            _Stage(settings, pending_bytes) as stage,
+        ):
             pending_read = stage.read(batches[0]) if batches else []
             for number, batch in enumerate(batches):
                 read = merge_batches(future.result() for future in pending_read)
@@ -299,9 +307,10 @@ def ingest_listings(
                 del read, checked
                 if new_papers:  # per batch: memory stays bounded, the pairs are the same
                     summary.near_duplicates += find_near_duplicates(settings, run)
-                    extract_paper_terms(settings)
                 done += len(batch)
                 logger.info("progress: %d/%d files", done, len(changed))
+        if summary.new_papers:  # terms came with the batches; this catches any paper left
+            extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:
             finish_run(con, run.run_id, summary.run_counts(), now_utc(), "failed", repr(exc))

@@ -18,16 +18,19 @@ workers).
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from paperwatch import db
 from paperwatch.ingest import (
     ENTRY_SCHEMA,
     ListingFileStat,
@@ -38,11 +41,47 @@ from paperwatch.ingest import (
     read_listing_file,
 )
 from paperwatch.store import CheckedFile, FileOutcome, RunContext, load_file
+from paperwatch.terms import extract_terms
+from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
 
 #: Below this many pending bytes a run prepares files in its own process: starting
 #: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
 POOL_MIN_BYTES = 8 * 1024 * 1024
+#: From this many pending bytes on, a run keeps the database open for all its batches
+#: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
+SESSION_MIN_BYTES = 8 * 1024 * 1024
+
+
+#: Columns of :attr:`PreparedBatch.terms`.
+TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "key": pl.String,
+    "term": pl.String,
+    "n": pl.Int32,
+}
+
+
+def abstract_key(abstract: str) -> str:
+    """16 hex digits of BLAKE2b-64 of a clean abstract's UTF-8: which text the terms are of.
+
+    Not the paper id: abstracts differing only in case share a paper id, but their
+    terms may differ (acronyms keep their case), and a paper's row keeps the text
+    first seen.
+    """
+    return hashlib.blake2b(abstract.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
+    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
+    texts: dict[str, str] = {}
+    for file in prepared:
+        for entry in file.entries:
+            if entry.clean is not None:
+                texts.setdefault(abstract_key(entry.clean.abstract), entry.clean.abstract)
+    if not texts:
+        return pl.DataFrame(schema=TERMS_SCHEMA)
+    papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
+    return extract_terms(papers).rename({"paper_id": "key"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +94,16 @@ class PreparedBatch:
             file that is not text).
         vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
             no permission); they are retried on a later run.
+        terms: the terms of every distinct clean abstract of the batch, extracted where
+            the files were prepared: columns ``key`` (:func:`abstract_key` of the
+            abstract), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
+            the key in place of the paper id (a paper's terms depend only on its text).
     """
 
     prepared: list[PreparedFile] = field(default_factory=list)
     frames: list[pl.DataFrame] = field(default_factory=list)
     vanished: list[tuple[str, str]] = field(default_factory=list)
+    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,17 +171,30 @@ def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedB
         prepared = prepare_file(stat, data, max_bytes)
         batch.prepared.append(prepared)
         batch.frames.append(entries_frame([prepared]))
-    return batch
+    return PreparedBatch(batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared))
 
 
 def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
-    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers)."""
+    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers);
+    an abstract in several parts keeps the terms of its first part."""
     merged = PreparedBatch()
+    terms: list[pl.DataFrame] = []
+    seen: set[str] = set()
     for part in parts:
         merged.prepared.extend(part.prepared)
         merged.frames.extend(part.frames)
         merged.vanished.extend(part.vanished)
-    return merged
+        keys = set(part.terms["key"].unique().to_list())
+        if keys & seen:
+            terms.append(part.terms.filter(~pl.col("key").is_in(list(seen))))
+        else:
+            terms.append(part.terms)
+        seen |= keys
+    if not terms:
+        return merged
+    return PreparedBatch(
+        merged.prepared, merged.frames, merged.vanished, pl.concat(terms, how="vertical")
+    )
 
 
 def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
@@ -197,6 +254,16 @@ def prepare_pool(workers: int, pending_bytes: int) -> Iterator[Executor | None]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def bulk_session(
+    database: Path, timeout_s: float, pending_bytes: int
+) -> AbstractContextManager[None]:
+    """:func:`paperwatch.db.session` when at least :data:`SESSION_MIN_BYTES` are pending
+    (a backfill), else a no-op: small runs keep the database closed between writes."""
+    if pending_bytes >= SESSION_MIN_BYTES:
+        return db.session(database, timeout_s)
+    return nullcontext()
+
+
 def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> CheckedBatch:
     """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
     the entries of the files that passed it (one Great Expectations run per suite and batch).
@@ -211,6 +278,34 @@ def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> Checke
     kept = [frame for i, frame in enumerate(batch.frames) if i not in rejected]
     entries = pl.concat(kept, how="vertical") if kept else pl.DataFrame(schema=ENTRY_SCHEMA)
     return CheckedBatch(files, file_checks, entries, validate_frame(entries, "papers"))
+
+
+def store_batch_terms(
+    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, outcomes: Iterable[FileOutcome]
+) -> int:
+    """Store the terms of the papers the batch added (``paper_terms``, ``paper_terms_extracted``)
+    from :attr:`PreparedBatch.terms`: exactly what :func:`paperwatch.trending.update_paper_terms`
+    would extract for them, without extracting again. Returns the number of papers."""
+    new_ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+    if not new_ids:
+        return 0
+    wanted = pl.DataFrame({"paper_id": new_ids})
+    con.register("_pw_new", wanted.to_arrow())
+    try:
+        papers = con.sql(
+            "select p.paper_id, p.abstract from papers p semi join _pw_new using (paper_id)"
+        ).pl()
+    finally:
+        con.unregister("_pw_new")
+    keyed = papers.with_columns(
+        key=pl.col("abstract").map_elements(abstract_key, return_dtype=pl.String)
+    )
+    terms = (
+        keyed.join(batch.terms, on="key", how="inner")
+        .sort("paper_id", "term")
+        .select("paper_id", "term", "n")
+    )
+    return store_new_paper_terms(con, papers.select("paper_id"), terms)
 
 
 def load_batch(

@@ -151,7 +151,7 @@ class Settings(BaseSettings):
         default=100, ge=1, description="Files read, validated and loaded together (bounds memory)."
     )
     batch_bytes: int = Field(
-        default=128 * 1024 * 1024,
+        default=64 * 1024 * 1024,
         ge=1,
         description="At most this many bytes of listing files per batch (bounds memory on "
         "large files); a larger file is a batch of its own.",
