@@ -34,6 +34,7 @@ children, sampled every 50 ms). Usage::
     python bench/pipeline.py --corpus /tmp/pw-100k --profile /tmp/pw-100k.prof
 """
 
+# ruff: noqa: SIM117  (stage timers wrap the database context on purpose)
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -106,10 +107,8 @@ class RssSampler:
     def rss(self) -> int:
         total = self._me.memory_info().rss
         for child in self._me.children(recursive=True):
-            try:
+            with suppress(psutil.Error):
                 total += child.memory_info().rss
-            except psutil.Error:
-                pass
         return total
 
     def _run(self) -> None:
@@ -451,8 +450,9 @@ def run_reference(corpus: Path, database: Path, settings: Settings, timings: Tim
                         for pid, text in zip(new["paper_id"], new["abstract"], strict=True)
                         for term, n in _ref_terms(text).items()
                     ]
-                    terms = pd.DataFrame(rows, columns=["paper_id", "term", "n"])
+                    con.register("terms", pd.DataFrame(rows, columns=["paper_id", "term", "n"]))
                     con.execute("insert into paper_terms select * from terms")
+                    con.unregister("terms")
     with timings.stage("report"):
         render_week(database, week_name, settings)
     return pairs

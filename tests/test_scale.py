@@ -153,7 +153,9 @@ def test_dask_task_runner_stores_the_same_tables(
 def test_a_process_pool_prepares_the_same_files(listings: Path) -> None:
     files = list(scan_folder(listings).files)
     alone = prepare_files(files, 1 << 20)
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=2, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         pooled = prepare_batch(files, 1 << 20, pool)
     assert [f.stat.rel for f in pooled.prepared] == [f.stat.rel for f in alone.prepared]
     assert pooled.prepared == alone.prepared
