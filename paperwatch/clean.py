@@ -452,7 +452,8 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
 
 def normalise_for_id(abstract: str) -> str:
     """The identity form of a clean abstract: NFKC, case-folded, whitespace collapsed."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", abstract).casefold()).strip()
+    # str.split() splits where \s matches: the same as _SPACE.sub(" ", ...).strip(), faster.
+    return " ".join(unicodedata.normalize("NFKC", abstract).casefold().split())
 
 
 def paper_id_of(abstract: str) -> str:
