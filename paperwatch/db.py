@@ -41,7 +41,10 @@ STORAGE_COMPATIBILITY = "v1.5.0"
 
 
 #: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB).
-SESSION_CHECKPOINT_THRESHOLD = "2GB"
+SESSION_CHECKPOINT_THRESHOLD = "1GB"
+#: DuckDB's memory limit in a bulk :func:`session` (its default is 80 % of the RAM):
+#: data not yet checkpointed and the buffer cache stay within it (spilled to disk beyond).
+SESSION_MEMORY_LIMIT = "1GB"
 
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
@@ -146,6 +149,7 @@ def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
     try:
         apply_schema(con)
         con.execute(f"set checkpoint_threshold = '{SESSION_CHECKPOINT_THRESHOLD}'")
+        con.execute(f"set memory_limit = '{SESSION_MEMORY_LIMIT}'")
         # Large commits (terms, LSH bands) would otherwise checkpoint instead of logging.
         con.execute("set auto_checkpoint_skip_wal_threshold = 1000000000000")
         _SESSIONS[key] = con
