@@ -11,44 +11,48 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Any, cast
 
-import polars as pl
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture
 
 from paperwatch import db
 from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
+from paperwatch.batches import (
+    CheckedBatch,
+    PreparedBatch,
+    bulk_session,
+    check_batch,
+    default_workers,
+    load_batch,
+    merge_batches,
+    plan_batches,
+    prepare_batch,
+    prepare_pool,
+    split_evenly,
+    store_batch_terms,
+)
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.dedup import update_near_duplicates
-from paperwatch.ingest import (
-    ListingFileStat,
-    PreparedFile,
-    ScanResult,
-    entries_frame,
-    files_frame,
-    prepare_file,
-    read_listing_file,
-    scan_folder,
-    select_changed,
-)
+from paperwatch.ingest import ListingFileStat, ScanResult, scan_folder, select_changed
 from paperwatch.settings import Settings, load_settings
 from paperwatch.store import (
-    CheckedFile,
     FileOutcome,
     IngestSummary,
     RunContext,
     finish_run,
     known_sequence_numbers,
     known_stats,
-    load_file,
     record_ignored,
     start_run,
 )
 from paperwatch.trending import update_paper_terms
-from paperwatch.validate import SuiteResult, validate_frame
 from paperwatch.watch import hold_back_recent
 from paperwatch.writer_lock import holds_writer_lock
 
@@ -81,39 +85,11 @@ def publish_ingest_artifact(summary: IngestSummary) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Read:
-    prepared: list[PreparedFile]
-    vanished: list[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
 class _Pending:
     scan: ScanResult
     changed: list[ListingFileStat]
     sequence_numbers: set[int]
     newly_ignored: list[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Checked:
-    files: pl.DataFrame
-    file_checks: SuiteResult
-    entries: pl.DataFrame
-    entry_checks: SuiteResult
-
-    def of(self, index: int, rel: str) -> CheckedFile:
-        rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
-        return CheckedFile(
-            file_row=self.files[index : index + 1],
-            file_checks=self.file_checks.for_rows([index], self.files),
-            entries=rows.drop("_row"),
-            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list(), self.entries),
-        )
-
-
-def _batches(items: Sequence[ListingFileStat], size: int) -> Iterator[Sequence[ListingFileStat]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 @task(name="scan-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
@@ -129,66 +105,101 @@ def scan_listing_files(settings: Settings, run: RunContext) -> _Pending:
 
 
 @task(name="read-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
-def read_listing_files(batch: Sequence[ListingFileStat], max_bytes: int) -> _Read:
-    """Read, hash, parse and clean a batch of files (a file that vanished is reported, not fatal)."""
-    prepared: list[PreparedFile] = []
-    vanished: list[tuple[str, str]] = []
-    for stat in batch:
-        try:
-            data = read_listing_file(stat, max_bytes)
-        except FileNotFoundError:
-            vanished.append(
-                (stat.rel, "disappeared between scan and read; it is read when it comes back")
-            )
-            continue
-        except IsADirectoryError:
-            vanished.append((stat.rel, "became a folder between scan and read"))
-            continue
-        except PermissionError as exc:
-            vanished.append(
-                (stat.rel, f"cannot be read: {exc.strerror}; it is retried on the next run")
-            )
-            continue
-        prepared.append(prepare_file(stat, data, max_bytes))
-    return _Read(prepared, vanished)
+def read_listing_files(
+    batch: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
+) -> PreparedBatch:
+    """Read, hash, parse and clean a batch of files, in ``pool``'s processes when given
+    (a file that vanished is reported, not fatal)."""
+    return prepare_batch(batch, max_bytes, pool)
 
 
 @task(name="validate-listing-files", cache_policy=NO_CACHE)
-def validate_listing_files(prepared: list[PreparedFile], sequence_numbers: set[int]) -> _Checked:
+def validate_listing_files(batch: PreparedBatch, sequence_numbers: set[int]) -> CheckedBatch:
     """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
     the entries of the files that passed it (never retried: a failure is a finding)."""
-    files = files_frame(prepared, sequence_numbers)
-    file_checks = validate_frame(files, "listing_files")
-    rejected = set(file_checks.critical_failures())
-    entries = entries_frame(f for i, f in enumerate(prepared) if i not in rejected)
-    return _Checked(files, file_checks, entries, validate_frame(entries, "papers"))
+    return check_batch(batch, sequence_numbers)
 
 
 @task(name="load-listing-files", cache_policy=NO_CACHE)
 def load_listing_files(
-    settings: Settings, prepared: list[PreparedFile], checked: _Checked, run: RunContext
+    settings: Settings, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
 ) -> list[FileOutcome]:
-    """Load each file of the batch in its own transaction."""
+    """Load each file of the batch in its own transaction, then the new papers' terms
+    (extracted with the batch)."""
     logger = get_run_logger()
-    outcomes = []
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        for index, file in enumerate(prepared):
-            outcome = load_file(con, file, checked.of(index, file.stat.rel), run)
-            outcomes.append(outcome)
-            if outcome.status == "quarantined":
-                logger.warning("%s: quarantined: %s", outcome.rel, outcome.reason)
-            elif outcome.status == "duplicate":
-                logger.info("%s: duplicate file (%s)", outcome.rel, outcome.reason)
-            elif outcome.status == "loaded":
-                logger.info(
-                    "%s: %d entries, %d loaded, %d quarantined, %d new papers",
-                    outcome.rel,
-                    outcome.entries,
-                    outcome.entries_loaded,
-                    outcome.entries_quarantined,
-                    outcome.new_papers,
-                )
+        outcomes = load_batch(con, batch, checked, run)
+        store_batch_terms(con, batch, outcomes)
+    for outcome in outcomes:
+        if outcome.status == "quarantined":
+            logger.warning("%s: quarantined: %s", outcome.rel, outcome.reason)
+        elif outcome.status == "duplicate":
+            logger.info("%s: duplicate file (%s)", outcome.rel, outcome.reason)
+        elif outcome.status == "loaded":
+            logger.info(
+                "%s: %d entries, %d loaded, %d quarantined, %d new papers",
+                outcome.rel,
+                outcome.entries,
+                outcome.entries_loaded,
+                outcome.entries_quarantined,
+                outcome.new_papers,
+            )
     return outcomes
+
+
+class _Stage:
+    """Where the parse/clean/validate stage runs: this process (with a process pool for
+    parsing and cleaning) or the workers of a Dask cluster (``task_runner = "dask"``)."""
+
+    def __init__(self, settings: Settings, pending_bytes: int) -> None:
+        self.settings = settings
+        self.pending_bytes = pending_bytes
+        self.workers = default_workers(settings.prepare_workers)
+        self.pool: Executor | None = None
+        self.dask: Any = None
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Stage:
+        if self.settings.task_runner == "dask":
+            from prefect_dask import DaskTaskRunner
+
+            if self.settings.dask_address:
+                runner = DaskTaskRunner(address=self.settings.dask_address)
+            else:
+                runner = DaskTaskRunner(
+                    cluster_kwargs={
+                        "n_workers": self.workers,
+                        "threads_per_worker": 1,
+                        "processes": self.settings.dask_processes,
+                        "dashboard_address": None,
+                    }
+                )
+            self.dask = self._stack.enter_context(runner)
+        else:
+            self.pool = self._stack.enter_context(prepare_pool(self.workers, self.pending_bytes))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def read(self, batch: Sequence[ListingFileStat]) -> list[PrefectFuture[PreparedBatch]]:
+        """Start reading a batch; the futures' results merge into its :class:`PreparedBatch`."""
+        max_bytes = self.settings.max_file_bytes
+        if self.dask is not None:
+            return [
+                self.dask.submit(read_listing_files, {"batch": chunk, "max_bytes": max_bytes})
+                for chunk in split_evenly(batch, self.workers)
+            ]
+        return [read_listing_files.submit(batch, max_bytes, self.pool)]
+
+    def validate(self, batch: PreparedBatch, numbers: set[int]) -> CheckedBatch:
+        """Run the two suites over the batch (on a Dask worker when configured)."""
+        if self.dask is not None:
+            future = self.dask.submit(
+                validate_listing_files, {"batch": batch, "sequence_numbers": numbers}
+            )
+            return cast(CheckedBatch, future.result())
+        return validate_listing_files(batch, numbers)
 
 
 @task(name="extract-paper-terms", cache_policy=NO_CACHE)
@@ -272,27 +283,42 @@ def ingest_listings(
         )
         done = 0
         started = time.monotonic()
-        for batch in _batches(changed, settings.batch_files):
-            read = read_listing_files(batch, settings.max_file_bytes)
-            for rel, reason in read.vanished:
-                logger.warning("%s: %s", rel, reason)
-                summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
-            checked = validate_listing_files(read.prepared, numbers)
-            for outcome in load_listing_files(settings, read.prepared, checked, run):
-                summary.add(outcome)
-            numbers |= {f.sequence_number for f in read.prepared if f.sequence_number is not None}
-            done += len(batch)
-            logger.info(
-                "progress: %d/%d files, %d entries, %d new papers (%.0f s)",
-                done,
-                len(changed),
-                summary.entries,
-                summary.new_papers,
-                time.monotonic() - started,
-            )
-        if summary.new_papers:
-            summary.near_duplicates = find_near_duplicates(settings, run)
-            logger.info("near-duplicates: %d new pairs", summary.near_duplicates)
+        batches = plan_batches(changed, settings.batch_files, settings.batch_bytes)
+        pending_bytes = sum(f.size for f in changed)
+        with (
+            bulk_session(settings.database, settings.lock_timeout_s, pending_bytes),
+            _Stage(settings, pending_bytes) as stage,
+        ):
+            pending_read = stage.read(batches[0]) if batches else []
+            for number, batch in enumerate(batches):
+                read = merge_batches(future.result() for future in pending_read)
+                # Read the next batch while this one is validated and loaded.
+                pending_read = stage.read(batches[number + 1]) if number + 1 < len(batches) else []
+                for rel, reason in read.vanished:
+                    logger.warning("%s: %s", rel, reason)
+                    summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
+                checked = stage.validate(read, numbers)
+                new_papers = 0
+                for outcome in load_listing_files(settings, read, checked, run):
+                    summary.add(outcome)
+                    new_papers += outcome.new_papers
+                numbers |= {
+                    f.sequence_number for f in read.prepared if f.sequence_number is not None
+                }
+                del read, checked
+                if new_papers:  # per batch: memory stays bounded, the pairs are the same
+                    summary.near_duplicates += find_near_duplicates(settings, run)
+                done += len(batch)
+                logger.info(
+                    "progress: %d/%d files, %d entries, %d new papers, %d near-duplicate pairs (%.0f s)",
+                    done,
+                    len(changed),
+                    summary.entries,
+                    summary.new_papers,
+                    summary.near_duplicates,
+                    time.monotonic() - started,
+                )
+        if summary.new_papers:  # terms came with the batches; this catches any paper left
             extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:

@@ -455,7 +455,9 @@ def quarantine_release(
     ],
     by: Annotated[
         str | None,
-        typer.Option("--by", help="Who approves the release. [default: the login name]", show_default=False),
+        typer.Option(
+            "--by", help="Who approves the release. [default: the login name]", show_default=False
+        ),
     ] = None,
     note: Annotated[
         str | None, typer.Option("--note", help="Why the entry is fine after all.")

@@ -14,6 +14,11 @@ file (even read-only) blocks a writer. A writer therefore opens the file briefly
 and, when it is locked, retries with exponential backoff up to
 ``Settings.lock_timeout_s`` before raising :class:`DatabaseLockedError`, whose
 message says which process holds the lock.
+
+A bulk load (a backfill) keeps one connection open instead (:func:`session`):
+with the v1.5 storage format a checkpoint rewrites every table that has an index
+(``papers``, ``paper_occurrences``) whole, so checkpointing after every batch
+would make a backfill quadratic in its size.
 """
 
 from __future__ import annotations
@@ -33,6 +38,15 @@ from paperwatch.resources import resource_dir
 #: Storage format the database is created with, so that the ``duckdb`` CLI on
 #: PyPI (1.5.x, which reads storage versions 64-68) can open it.
 STORAGE_COMPATIBILITY = "v1.5.0"
+
+
+#: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB).
+SESSION_CHECKPOINT_THRESHOLD = "1GB"
+#: DuckDB's memory limit in a bulk :func:`session` (its default is 80 % of the RAM):
+#: data not yet checkpointed and the buffer cache stay within it (spilled to disk beyond).
+SESSION_MEMORY_LIMIT = "1GB"
+
+_SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
 
 class DatabaseLockedError(RuntimeError):
@@ -95,6 +109,14 @@ def writer(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConne
         DatabaseLockedError: the file stayed locked for ``timeout_s``.
         duckdb.Error: the schema could not be applied.
     """
+    shared = _SESSIONS.get(path.resolve())
+    if shared is not None:  # inside a bulk session: a cursor on its connection, no checkpoint
+        cursor = shared.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     con = _connect_with_retry(path, read_only=False, timeout_s=timeout_s)
     try:
@@ -102,6 +124,39 @@ def writer(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConne
         yield con
         con.execute("checkpoint")
     finally:
+        con.close()
+
+
+@contextmanager
+def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
+    """Keep the database open for writing until the block ends (a bulk load).
+
+    Inside the block, :func:`writer` for the same ``path`` (in this process) hands out
+    cursors on one shared connection and does not checkpoint; DuckDB checkpoints
+    only when the write-ahead log reaches :data:`SESSION_CHECKPOINT_THRESHOLD`, and
+    once when the block ends. Other processes cannot open the file meanwhile.
+    Nested sessions on the same path are one session.
+
+    Raises:
+        DatabaseLockedError: the file stayed locked for ``timeout_s``.
+    """
+    key = path.resolve()
+    if key in _SESSIONS:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = _connect_with_retry(path, read_only=False, timeout_s=timeout_s)
+    try:
+        apply_schema(con)
+        con.execute(f"set checkpoint_threshold = '{SESSION_CHECKPOINT_THRESHOLD}'")
+        con.execute(f"set memory_limit = '{SESSION_MEMORY_LIMIT}'")
+        # Large commits (terms, LSH bands) would otherwise checkpoint instead of logging.
+        con.execute("set auto_checkpoint_skip_wal_threshold = 1000000000000")
+        _SESSIONS[key] = con
+        yield
+        con.execute("checkpoint")
+    finally:
+        _SESSIONS.pop(key, None)
         con.close()
 
 

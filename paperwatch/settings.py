@@ -158,6 +158,35 @@ class Settings(BaseSettings):
     batch_files: int = Field(
         default=100, ge=1, description="Files read, validated and loaded together (bounds memory)."
     )
+    batch_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="At most this many bytes of listing files per batch (bounds memory on "
+        "large files); a larger file is a batch of its own.",
+    )
+    prepare_workers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes that read, parse and clean a batch of files in parallel "
+        "(0: one per CPU core; 1: in the run's own process). Used when more than 8 MiB are "
+        "pending, and as the number of workers of a temporary Dask cluster.",
+    )
+    task_runner: Literal["local", "dask"] = Field(
+        default="local",
+        description="Where the parse/clean/validate stage runs: 'local' (this process and "
+        "its process pool) or 'dask' (prefect-dask: a temporary local Dask cluster, or the "
+        "cluster at dask_address).",
+    )
+    dask_address: str | None = Field(
+        default=None,
+        description="Scheduler address of a running Dask cluster (tcp://host:8786) for "
+        "task_runner = 'dask'; unset: a temporary LocalCluster of prepare_workers workers.",
+    )
+    dask_processes: bool = Field(
+        default=True,
+        description="The temporary Dask cluster's workers are processes (True) or threads "
+        "of this process (False: no parallel cleaning, for tests).",
+    )
     max_file_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=1,

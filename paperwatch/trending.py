@@ -154,6 +154,53 @@ def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | No
     return done
 
 
+def store_new_paper_terms(
+    con: duckdb.DuckDBPyConnection, papers: pl.DataFrame, terms: pl.DataFrame
+) -> int:
+    """Store terms extracted elsewhere for papers that have none yet (just inserted).
+
+    Inserts only (no delete: the papers are new), in one transaction, so the cost does
+    not grow with ``paper_terms``. Used by the batch loader with terms extracted where
+    the files were cleaned (:func:`paperwatch.batches.store_batch_terms`).
+
+    Args:
+        papers: column ``paper_id`` (the papers, with or without terms).
+        terms: columns ``paper_id``, ``term``, ``n`` as :func:`extract_terms` returns them.
+
+    Returns:
+        The number of papers recorded in ``paper_terms_extracted``.
+    """
+    counts = (
+        papers.select("paper_id")
+        .join(terms.group_by("paper_id").agg(terms=pl.len()), on="paper_id", how="left")
+        .select(
+            "paper_id",
+            extractor_version=pl.lit(EXTRACTOR_VERSION, dtype=pl.Int32),
+            terms=pl.col("terms").fill_null(0).cast(pl.Int32),
+            extracted_at=pl.lit(datetime.now(UTC)),
+        )
+    )
+    con.execute("begin")
+    try:
+        con.register("_pw_terms", terms.to_arrow())
+        con.register("_pw_counts", counts.to_arrow())
+        con.execute(
+            "insert into paper_terms (paper_id, term, n) select paper_id, term, n from _pw_terms"
+        )
+        con.execute(
+            "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
+            "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
+        )
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    finally:
+        for name in ("_pw_terms", "_pw_counts"):
+            con.unregister(name)
+    return counts.height
+
+
 def _store_paper_terms(
     con: duckdb.DuckDBPyConnection, ids: pl.DataFrame, terms: pl.DataFrame, counts: pl.DataFrame
 ) -> None:

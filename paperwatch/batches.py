@@ -1,0 +1,323 @@
+"""Batches of listing files: read and prepare (in parallel), validate, load.
+
+The ingestion flow (``flows/ingest.py``) and the benchmark (``bench/pipeline.py``)
+call these functions; they only combine :mod:`paperwatch.ingest`,
+:mod:`paperwatch.validate` and :mod:`paperwatch.store`, so the results are the
+same whichever way a batch was prepared (one process, a process pool, or Dask
+workers).
+
+- :func:`plan_batches` cuts the pending files into batches of at most
+  ``Settings.batch_files`` files and ``Settings.batch_bytes`` bytes (memory bound);
+- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files, in a
+  :class:`concurrent.futures.ProcessPoolExecutor` when given one
+  (:func:`prepare_pool`), and builds each file's rows for the ``papers`` suite in
+  the same worker;
+- :func:`check_batch` runs the two Great Expectations suites over the batch;
+- :func:`load_batch` loads each file of the batch in its own transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from paperwatch import db
+from paperwatch.ingest import (
+    ENTRY_SCHEMA,
+    ListingFileStat,
+    PreparedFile,
+    entries_frame,
+    files_frame,
+    prepare_file,
+    read_listing_file,
+)
+from paperwatch.store import CheckedFile, FileOutcome, RunContext, load_file
+from paperwatch.terms import extract_terms
+from paperwatch.trending import store_new_paper_terms
+from paperwatch.validate import SuiteResult, validate_frame
+
+#: Below this many pending bytes a run prepares files in its own process: starting
+#: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
+POOL_MIN_BYTES = 8 * 1024 * 1024
+#: From this many pending bytes on, a run keeps the database open for all its batches
+#: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
+SESSION_MIN_BYTES = 8 * 1024 * 1024
+
+
+#: Columns of :attr:`PreparedBatch.terms`.
+TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "key": pl.String,
+    "term": pl.String,
+    "n": pl.Int32,
+}
+
+
+def abstract_key(abstract: str) -> str:
+    """16 hex digits of BLAKE2b-64 of a clean abstract's UTF-8: which text the terms are of.
+
+    Not the paper id: abstracts differing only in case share a paper id, but their
+    terms may differ (acronyms keep their case), and a paper's row keeps the text
+    first seen.
+    """
+    return hashlib.blake2b(abstract.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
+    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
+    texts: dict[str, str] = {}
+    for file in prepared:
+        for entry in file.entries:
+            if entry.clean is not None:
+                texts.setdefault(abstract_key(entry.clean.abstract), entry.clean.abstract)
+    if not texts:
+        return pl.DataFrame(schema=TERMS_SCHEMA)
+    papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
+    return extract_terms(papers).rename({"paper_id": "key"})
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
+
+    Attributes:
+        prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
+        frames: ``entries_frame([f])`` for each of ``prepared`` (same order; empty for a
+            file that is not text).
+        vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
+            no permission); they are retried on a later run.
+        terms: the terms of every distinct clean abstract of the batch, extracted where
+            the files were prepared: columns ``key`` (:func:`abstract_key` of the
+            abstract), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
+            the key in place of the paper id (a paper's terms depend only on its text).
+    """
+
+    prepared: list[PreparedFile] = field(default_factory=list)
+    frames: list[pl.DataFrame] = field(default_factory=list)
+    vanished: list[tuple[str, str]] = field(default_factory=list)
+    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBatch:
+    """The batch's two suite frames and results (rows of the files that passed the file suite)."""
+
+    files: pl.DataFrame
+    file_checks: SuiteResult
+    entries: pl.DataFrame
+    entry_checks: SuiteResult
+
+    def of(self, index: int, rel: str) -> CheckedFile:
+        """File ``index`` of the batch (path ``rel``): its rows and the results restricted to them."""
+        rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
+        return CheckedFile(
+            file_row=self.files[index : index + 1],
+            file_checks=self.file_checks.for_rows([index], self.files),
+            entries=rows.drop("_row"),
+            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list(), self.entries),
+        )
+
+
+def plan_batches(
+    files: Sequence[ListingFileStat], max_files: int, max_bytes: int
+) -> list[list[ListingFileStat]]:
+    """Cut ``files`` (in order) into batches of at most ``max_files`` files and ``max_bytes``
+    bytes (by ``stat.size``); a single file larger than ``max_bytes`` is a batch of its own.
+
+    Raises:
+        ValueError: ``max_files`` or ``max_bytes`` is below 1.
+    """
+    if max_files < 1 or max_bytes < 1:
+        raise ValueError("max_files and max_bytes must be at least 1")
+    batches: list[list[ListingFileStat]] = []
+    current: list[ListingFileStat] = []
+    size = 0
+    for stat in files:
+        if current and (len(current) >= max_files or size + stat.size > max_bytes):
+            batches.append(current)
+            current, size = [], 0
+        current.append(stat)
+        size += stat.size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "disappeared between scan and read; it is read when it comes back"
+    if isinstance(exc, IsADirectoryError):
+        return "became a folder between scan and read"
+    return f"cannot be read: {exc.strerror}; it is retried on the next run"
+
+
+def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
+    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`)."""
+    batch = PreparedBatch()
+    for stat in stats:
+        try:
+            data = read_listing_file(stat, max_bytes)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
+            continue
+        prepared = prepare_file(stat, data, max_bytes)
+        batch.prepared.append(prepared)
+        batch.frames.append(entries_frame([prepared]))
+    return PreparedBatch(batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared))
+
+
+def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
+    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers);
+    an abstract in several parts keeps the terms of its first part."""
+    merged = PreparedBatch()
+    terms: list[pl.DataFrame] = []
+    seen: set[str] = set()
+    for part in parts:
+        merged.prepared.extend(part.prepared)
+        merged.frames.extend(part.frames)
+        merged.vanished.extend(part.vanished)
+        keys = set(part.terms["key"].unique().to_list())
+        if keys & seen:
+            terms.append(part.terms.filter(~pl.col("key").is_in(list(seen))))
+        else:
+            terms.append(part.terms)
+        seen |= keys
+    if not terms:
+        return merged
+    return PreparedBatch(
+        merged.prepared, merged.frames, merged.vanished, pl.concat(terms, how="vertical")
+    )
+
+
+def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
+    """``items`` in at most ``parts`` consecutive chunks of near-equal total size (bytes)."""
+    if parts <= 1 or len(items) <= 1:
+        return [list(items)] if items else []
+    total = sum(max(s.size, 1) for s in items)
+    chunks: list[list[ListingFileStat]] = [[]]
+    done = 0
+    for stat in items:
+        if chunks[-1] and done >= total * len(chunks) / parts and len(chunks) < parts:
+            chunks.append([])
+        chunks[-1].append(stat)
+        done += max(stat.size, 1)
+    return chunks
+
+
+def prepare_batch(
+    stats: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
+) -> PreparedBatch:
+    """Read, hash, parse and clean a batch of files, in parallel when ``pool`` is given.
+
+    Args:
+        stats: the batch's files, as scanned.
+        max_bytes: files larger than this are not read (``Settings.max_file_bytes``).
+        pool: an executor from :func:`prepare_pool`, or None for this process. The
+            files go to the workers in about four chunks per worker, in order.
+
+    Returns:
+        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished files);
+        identical with or without a pool.
+    """
+    if pool is None or len(stats) <= 1:
+        return prepare_files(stats, max_bytes)
+    workers = getattr(pool, "_max_workers", 2)
+    chunks = split_evenly(stats, min(len(stats), 4 * workers))
+    return merge_batches(pool.map(prepare_files, chunks, [max_bytes] * len(chunks)))
+
+
+def default_workers(setting: int) -> int:
+    """Worker processes for a setting of ``prepare_workers``: 0 means one per CPU core."""
+    return setting if setting > 0 else max(1, os.cpu_count() or 1)
+
+
+@contextmanager
+def prepare_pool(workers: int, pending_bytes: int) -> Iterator[Executor | None]:
+    """A process pool of ``workers`` processes (``spawn`` start method: Polars' threads do not
+    survive ``fork``), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES`
+    are pending. The pool is shut down on exit."""
+    if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
+        yield None
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def bulk_session(
+    database: Path, timeout_s: float, pending_bytes: int
+) -> AbstractContextManager[None]:
+    """:func:`paperwatch.db.session` when at least :data:`SESSION_MIN_BYTES` are pending
+    (a backfill), else a no-op: small runs keep the database closed between writes."""
+    if pending_bytes >= SESSION_MIN_BYTES:
+        return db.session(database, timeout_s)
+    return nullcontext()
+
+
+def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> CheckedBatch:
+    """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
+    the entries of the files that passed it (one Great Expectations run per suite and batch).
+
+    Args:
+        batch: from :func:`prepare_batch`.
+        sequence_numbers: sequence numbers recorded before this batch (for gaps).
+    """
+    files = files_frame(batch.prepared, sequence_numbers)
+    file_checks = validate_frame(files, "listing_files")
+    rejected = set(file_checks.critical_failures())
+    kept = [frame for i, frame in enumerate(batch.frames) if i not in rejected]
+    entries = pl.concat(kept, how="vertical") if kept else pl.DataFrame(schema=ENTRY_SCHEMA)
+    return CheckedBatch(files, file_checks, entries, validate_frame(entries, "papers"))
+
+
+def store_batch_terms(
+    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, outcomes: Iterable[FileOutcome]
+) -> int:
+    """Store the terms of the papers the batch added (``paper_terms``, ``paper_terms_extracted``)
+    from :attr:`PreparedBatch.terms`: exactly what :func:`paperwatch.trending.update_paper_terms`
+    would extract for them, without extracting again. Returns the number of papers."""
+    new_ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+    if not new_ids:
+        return 0
+    wanted = pl.DataFrame({"paper_id": new_ids})
+    con.register("_pw_new", wanted.to_arrow())
+    try:
+        papers = con.sql(
+            "select p.paper_id, p.abstract from papers p semi join _pw_new using (paper_id)"
+        ).pl()
+    finally:
+        con.unregister("_pw_new")
+    keyed = papers.with_columns(
+        key=pl.col("abstract").map_elements(abstract_key, return_dtype=pl.String)
+    )
+    terms = (
+        keyed.join(batch.terms, on="key", how="inner")
+        .sort("paper_id", "term")
+        .select("paper_id", "term", "n")
+    )
+    return store_new_paper_terms(con, papers.select("paper_id"), terms)
+
+
+def load_batch(
+    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
+) -> list[FileOutcome]:
+    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`).
+
+    Raises:
+        duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
+            of the batch stay loaded).
+    """
+    return [
+        load_file(con, file, checked.of(index, file.stat.rel), run)
+        for index, file in enumerate(batch.prepared)
+    ]
