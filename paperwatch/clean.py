@@ -208,6 +208,13 @@ _EMPH_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\
 _CODE = re.compile(r"`([^`\n]+)`")
 
 _SPACE = re.compile(r"\s+")
+#: Format (Cf) and control (Cc) characters that carry no text: zero-width space,
+#: joiners and marks, soft hyphen, bidi embeddings/overrides/isolates, word
+#: joiner and invisible operators, BOM, C0 controls except tab/newline/CR, DEL, C1.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
@@ -251,6 +258,8 @@ _NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
 _TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
 _ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
 _LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
+#: Longer "names" are runs of capitalised text (titles, tables), not method names.
+_MAX_NAME_CHARS = 60
 _CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
 _STOP = frozenset(
     [
@@ -394,12 +403,18 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     protected from emphasis rules. The result is NFKC-normalised with whitespace
     collapsed to single spaces.
 
+    Invisible characters are removed first: format characters (zero-width space
+    and joiners, soft hyphen, word joiner, byte-order mark, bidirectional
+    controls) and control characters other than white space, so that the same
+    abstract with a hidden character is the same paper and nothing can reorder
+    or hide text in the report.
+
     Each rule runs only when the character it needs is in the text (a backslash,
     ``$``, ``*``, ``_``, a brace, a backtick, ``://``): the same result, about
     three times faster on typical abstracts, which hold little markup.
     """
-    backslash = "\\" in raw
-    text = raw
+    text = raw if raw.isprintable() else _INVISIBLE.sub("", raw)
+    backslash = "\\" in text
     if backslash:
         text = _HREF_MACRO.sub(lambda m: m.group(2), text)
         text = _URL_MACRO.sub(lambda m: m.group(1), text)
@@ -522,8 +537,8 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
             if descriptive:
                 continue
             run.append(word)
-            if len(run) > 8:
-                break
+            if len(run) > 8:  # a capitalised title or sentence, not a name
+                return None
             continue
         lower = word.lower()
         if run:
@@ -536,7 +551,7 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
             return None
         descriptive = True
     name = " ".join(run).strip("*\"'“”‘’. ")
-    if not name or name.lower() in _GENERIC_NAMES or len(name) < 2:
+    if not name or name.lower() in _GENERIC_NAMES or not 2 <= len(name) <= _MAX_NAME_CHARS:
         return None
     return name
 

@@ -75,9 +75,14 @@ def _holder(message: str) -> str:
 
 
 def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
-    config: dict[str, str | bool | int | float | list[str]] = (
-        {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
-    )
+    # No extension is ever fetched at run time (a file of another format must not make
+    # DuckDB download a scanner over the network).
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    }
+    if not read_only:
+        config["storage_compatibility_version"] = STORAGE_COMPATIBILITY
     deadline = time.monotonic() + timeout_s
     delay = 0.05
     while True:

@@ -160,3 +160,25 @@ def test_first_sentence_and_abbreviations() -> None:
 def test_word_count_cjk() -> None:
     assert count_words("我们提出 a new model") == 7
     assert clean_abstract("我们提出了一种新的方法。").word_count == 12
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "ro\u200bbust",
+        "ro\u00adbust",
+        "ro\u2060bust",
+        "\ufeffrobust",
+        "ro\u202ebust\u202c",
+        "ro\x1bbust",
+    ],
+)
+def test_invisible_characters_do_not_make_a_new_paper(hidden: str) -> None:
+    plain = clean_abstract("We propose FooNet, a robust learning method for graphs.")
+    variant = clean_abstract(f"We propose FooNet, a {hidden} learning method for graphs.")
+    assert variant.abstract == plain.abstract
+    assert variant.paper_id == plain.paper_id
+
+
+def test_overlong_names_are_not_method_names() -> None:
+    assert find_method_name("We propose " + "Very " * 20 + "Long, a method.") is None
