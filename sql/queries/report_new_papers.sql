@@ -1,11 +1,10 @@
--- Papers first seen in $week, in the order they were loaded.
+-- Papers first seen in $week, in the order they were loaded (only what the report and
+-- its CSV show: a week can hold hundreds of thousands of papers).
 select
     p.paper_id,
     p.method_name,
     p.first_sentence,
-    p.abstract,
     p.code_urls,
-    p.word_count,
     f.name as source_file,
     p.first_position as position
 from papers p
