@@ -182,6 +182,18 @@ def reader(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConne
         con.close()
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """``begin``; ``commit`` when the block ends, ``rollback`` when it raises (then re-raise)."""
+    con.execute("begin transaction")
+    try:
+        yield
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
+
+
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create missing tables, apply pending migrations, and (re)create views. Idempotent."""
     for file in _sql_files("tables"):

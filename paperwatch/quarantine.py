@@ -93,8 +93,7 @@ def release_entry(
         "select venue, year from listing_files where file_id = ?", [file_id]
     ).fetchone()
     venue, year = header if header else (None, None)
-    con.execute("begin transaction")
-    try:
+    with db.transaction(con):
         exists = con.execute(
             "select 1 from papers where paper_id = ?", [cleaned.paper_id]
         ).fetchone()
@@ -133,8 +132,4 @@ def release_entry(
             "entries_quarantined = entries_quarantined - 1 where file_id = ?",
             [file_id],
         )
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
     return Release(quarantine_id, path, position, cleaned.paper_id, exists is None)

@@ -23,6 +23,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
+from paperwatch import db
 from paperwatch.ingest import PreparedFile
 from paperwatch.validate import SuiteResult, failure_reasons
 
@@ -190,14 +191,8 @@ def load_file(
     Raises:
         duckdb.Error: the load failed; the transaction was rolled back.
     """
-    con.execute("begin transaction")
-    try:
-        outcome = _load_file(con, prepared, checked, run)
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    return outcome
+    with db.transaction(con):
+        return _load_file(con, prepared, checked, run)
 
 
 def _load_file(

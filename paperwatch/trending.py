@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from paperwatch import db
 from paperwatch.clock import previous_weeks
 from paperwatch.db import read_sql
 from paperwatch.settings import Settings
@@ -180,53 +181,43 @@ def store_new_paper_terms(
             extracted_at=pl.lit(datetime.now(UTC)),
         )
     )
-    con.execute("begin")
-    try:
-        con.register("_pw_terms", terms.to_arrow())
-        con.register("_pw_counts", counts.to_arrow())
-        con.execute(
-            "insert into paper_terms (paper_id, term, n) select paper_id, term, n from _pw_terms"
-        )
-        con.execute(
-            "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
-            "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
-        )
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    finally:
-        for name in ("_pw_terms", "_pw_counts"):
-            con.unregister(name)
+    _store_paper_terms(con, None, terms, counts)
     return counts.height
 
 
 def _store_paper_terms(
-    con: duckdb.DuckDBPyConnection, ids: pl.DataFrame, terms: pl.DataFrame, counts: pl.DataFrame
+    con: duckdb.DuckDBPyConnection,
+    ids: pl.DataFrame | None,
+    terms: pl.DataFrame,
+    counts: pl.DataFrame,
 ) -> None:
-    con.execute("begin")
-    try:
-        con.register("_pw_ids", ids.to_arrow())
-        con.register("_pw_terms", terms.to_arrow())
-        con.register("_pw_counts", counts.to_arrow())
-        con.execute("delete from paper_terms where paper_id in (select paper_id from _pw_ids)")
-        con.execute(
-            "delete from paper_terms_extracted where paper_id in (select paper_id from _pw_ids)"
-        )
-        con.execute(
-            "insert into paper_terms (paper_id, term, n) select paper_id, term, n from _pw_terms"
-        )
-        con.execute(
-            "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
-            "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
-        )
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    finally:
-        for name in ("_pw_ids", "_pw_terms", "_pw_counts"):
-            con.unregister(name)
+    """Write ``terms`` and ``counts`` in one transaction; with ``ids``, first delete what
+    those papers had (re-extraction). Without ``ids`` (new papers) it only inserts, so its
+    cost does not grow with ``paper_terms``."""
+    frames = {"_pw_terms": terms, "_pw_counts": counts} | (
+        {"_pw_ids": ids} if ids is not None else {}
+    )
+    with db.transaction(con):
+        try:
+            for name, frame in frames.items():
+                con.register(name, frame.to_arrow())
+            if ids is not None:
+                con.execute(
+                    "delete from paper_terms where paper_id in (select paper_id from _pw_ids)"
+                )
+                con.execute(
+                    "delete from paper_terms_extracted where paper_id in (select paper_id from _pw_ids)"
+                )
+            con.execute(
+                "insert into paper_terms (paper_id, term, n) select paper_id, term, n from _pw_terms"
+            )
+            con.execute(
+                "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
+                "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
+            )
+        finally:
+            for name in frames:
+                con.unregister(name)
 
 
 # --- weekly scores -----------------------------------------------------------
