@@ -140,16 +140,7 @@ def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | No
     for offset in range(0, pending.height, BATCH_SIZE):
         batch = pending.slice(offset, BATCH_SIZE)
         terms = extract_terms(batch)
-        counts = (
-            batch.select("paper_id")
-            .join(terms.group_by("paper_id").agg(terms=pl.len()), on="paper_id", how="left")
-            .select(
-                "paper_id",
-                extractor_version=pl.lit(EXTRACTOR_VERSION, dtype=pl.Int32),
-                terms=pl.col("terms").fill_null(0).cast(pl.Int32),
-                extracted_at=pl.lit(datetime.now(UTC)),
-            )
-        )
+        counts = _term_counts(batch, terms)
         _store_paper_terms(con, batch.select("paper_id"), terms, counts)
         done += batch.height
     return done
@@ -171,7 +162,14 @@ def store_new_paper_terms(
     Returns:
         The number of papers recorded in ``paper_terms_extracted``.
     """
-    counts = (
+    counts = _term_counts(papers, terms)
+    _store_paper_terms(con, None, terms, counts)
+    return counts.height
+
+
+def _term_counts(papers: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
+    """One ``paper_terms_extracted`` row per paper: how many terms it has (0 when none)."""
+    return (
         papers.select("paper_id")
         .join(terms.group_by("paper_id").agg(terms=pl.len()), on="paper_id", how="left")
         .select(
@@ -181,8 +179,6 @@ def store_new_paper_terms(
             extracted_at=pl.lit(datetime.now(UTC)),
         )
     )
-    _store_paper_terms(con, None, terms, counts)
-    return counts.height
 
 
 def _store_paper_terms(
