@@ -75,13 +75,6 @@ def parse_week(week: str) -> tuple[int, int]:
     return year, number
 
 
-def week_start(week: str, tz: tzinfo) -> datetime:
-    """Monday 00:00 of ``week`` in ``tz``, as an aware UTC datetime."""
-    year, number = parse_week(week)
-    monday = date.fromisocalendar(year, number, 1)
-    return datetime(monday.year, monday.month, monday.day, tzinfo=tz).astimezone(UTC)
-
-
 def week_days(week: str) -> tuple[date, date]:
     """The Monday and Sunday of ``week``."""
     year, number = parse_week(week)
