@@ -194,8 +194,45 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("commit")
 
 
+#: Keys the loader keeps unique without a primary key (see ``sql/tables/papers.sql``).
+UNIQUE_KEYS: dict[str, tuple[str, ...]] = {
+    "papers": ("paper_id",),
+    "paper_occurrences": ("file_id", "position"),
+    "paper_minhash": ("paper_id",),
+    "paper_terms_extracted": ("paper_id",),
+}
+
+
+def key_violations(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Rows beyond the first per key of each table of :data:`UNIQUE_KEYS` (all 0 when the
+    loader kept its promise): ``{table: count(*) - count(distinct key)}``."""
+    found: dict[str, int] = {}
+    for table, columns in UNIQUE_KEYS.items():
+        key = ", ".join(columns)
+        row = con.execute(
+            f"select count(*) - (select count(*) from (select distinct {key} from {table})) "
+            f"from {table}"
+        ).fetchone()
+        found[table] = int(row[0]) if row else 0
+    return found
+
+
+#: A migration that renames a table to this prefix + its name asks for the table to be
+#: rebuilt from its current ``sql/tables/`` definition, its rows copied by column name.
+REBUILD_PREFIX = "_rebuild_"
+
+
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create missing tables, apply pending migrations, and (re)create views. Idempotent."""
+    """Create missing tables, apply pending migrations, and (re)create views. Idempotent.
+
+    Each migration runs in one transaction with its bookkeeping. DuckDB cannot drop a
+    constraint in place, so a migration that changes one renames the table to
+    ``_rebuild_<table>``; the table is then created again from ``sql/tables/<table>.sql``
+    and the rows copied (``insert ... by name``) in the same transaction.
+
+    Raises:
+        duckdb.Error: a statement failed (the failing migration is rolled back).
+    """
     for file in _sql_files("tables"):
         con.execute(file.read_text(encoding="utf-8"))
     applied = {row[0] for row in con.execute("select version from schema_migrations").fetchall()}
@@ -203,13 +240,26 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
         version = int(file.name.split("_", 1)[0])
         if version in applied:
             continue
-        con.execute("begin")
-        con.execute(file.read_text(encoding="utf-8"))
-        con.execute(
-            "insert into schema_migrations (version, name) values (?, ?)", [version, file.stem]
-        )
-        con.execute("commit")
+        with transaction(con):
+            con.execute(file.read_text(encoding="utf-8"))
+            _rebuild_renamed_tables(con)
+            con.execute(
+                "insert into schema_migrations (version, name) values (?, ?)",
+                [version, file.stem],
+            )
     _create_views(con)
+
+
+def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:
+    renamed = con.execute(
+        "select table_name from duckdb_tables() where starts_with(table_name, ?) order by 1",
+        [REBUILD_PREFIX],
+    ).fetchall()
+    for (old,) in renamed:
+        table = old.removeprefix(REBUILD_PREFIX)
+        con.execute(read_sql("tables", table))
+        con.execute(f"insert into {table} by name select * from {old}")
+        con.execute(f"drop table {old}")
 
 
 def _create_views(con: duckdb.DuckDBPyConnection) -> None:

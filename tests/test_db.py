@@ -91,3 +91,45 @@ def test_database_opens_in_the_duckdb_cli(database: Path) -> None:
     )
     assert out.stdout.splitlines() == ["run_id,week", "r1,2026-W48"]
     assert duckdb.__version__.startswith("2.")
+
+
+def test_migration_0001_drops_the_primary_keys_and_keeps_the_rows(database: Path) -> None:
+    # A database created before migration 0001: the four tables with their primary keys.
+    database.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(database), config={"storage_compatibility_version": "v1.5.0"})
+    for table in ("papers", "paper_occurrences", "paper_minhash", "paper_terms_extracted"):
+        ddl = db.read_sql("tables", table)
+        if table != "paper_occurrences":
+            ddl = ddl.replace("paper_id varchar not null,", "paper_id varchar primary key,", 1)
+        else:
+            ddl = ddl.replace(
+                "run_id varchar not null",
+                "run_id varchar not null, primary key (file_id, position)",
+            )
+        con.execute(ddl)
+    con.execute(
+        "insert into papers values ('p1', 'a', 'a', null, 'a', 1, [], null, null, 1, 1, "
+        "'2026-11-23 10:00:00+00', '2026-W48')"
+    )
+    con.execute("insert into paper_occurrences values (1, 1, 3, 'p1', 'a', 'r1')")
+    con.execute("insert into paper_minhash values ('p1', 's', [1, 2], '2026-11-23 10:00:00+00')")
+    con.execute("insert into paper_terms_extracted values ('p1', 1, 0, '2026-11-23 10:00:00+00')")
+    keys = "select count(*) from duckdb_constraints() where constraint_type = 'PRIMARY KEY'"
+    assert con.execute(f"{keys} and table_name like 'paper%'").fetchone() == (4,)
+    con.close()
+
+    with db.writer(database) as con:
+        assert con.execute(f"{keys} and table_name like 'paper%'").fetchone() == (0,)
+        tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
+        assert not {t for t in tables if t.startswith(db.REBUILD_PREFIX)}
+        assert con.execute("select paper_id, first_seen_week from papers").fetchall() == [
+            ("p1", "2026-W48")
+        ]
+        assert con.execute("select file_id, position, line from paper_occurrences").fetchall() == [
+            (1, 1, 3)
+        ]
+        assert con.execute("select signature from paper_minhash").fetchall() == [([1, 2],)]
+        assert con.execute("select count(*) from paper_terms_extracted").fetchone() == (1,)
+        assert con.execute("select version from schema_migrations").fetchall() == [(1,)]
+    with db.writer(database) as con:  # applied once
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (1,)

@@ -10,6 +10,7 @@ import pytest
 
 from flows.ingest import ingest_listings
 from flows.report import weekly_report
+from paperwatch import db
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # Wednesday of ISO week 2026-W48
 
@@ -19,6 +20,11 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 def rows(database: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(database), read_only=True) as con:
         return con.execute(sql).fetchall()
+
+
+def assert_keys_unique(database: Path) -> None:
+    with db.reader(database) as con:
+        assert set(db.key_violations(con).values()) == {0}
 
 
 def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> None:
@@ -85,6 +91,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
     )
     assert not again.changed_anything
     assert rows(database, "select count(*) from paper_occurrences") == [(57,)]
+    assert_keys_unique(database)
 
     # The report of the week.
     outcome = weekly_report(
@@ -244,6 +251,7 @@ def test_reissued_listing_reports_revisions_and_removals(
     )
     assert "removed: Merging with Directional Alignment: Model merging has emerged" in text
     assert "revised in a re-issued listing of HJA" in text
+    assert_keys_unique(database)
 
 
 def test_restoring_an_earlier_version_is_a_new_version(seed_folder: Path, database: Path) -> None:
@@ -268,3 +276,4 @@ def test_restoring_an_earlier_version_is_a_new_version(seed_folder: Path, databa
     ]
     again = ingest_listings(str(seed_folder), str(database), "2026-11-28T10:00:00+00:00")
     assert (again.files_loaded, again.files_unchanged) == (0, 3)
+    assert_keys_unique(database)

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from flows.ingest import ingest_listings
 from flows.report import weekly_report
+from paperwatch import db
 from paperwatch.cli import app
 
 from .conftest import SEEDS
@@ -93,6 +94,7 @@ def test_list_release_and_report(folder: Path, database: Path, tmp_path: Path) -
             "select entry_count, entries_loaded, entries_quarantined from listing_files "
             "where name = '016_0000000000000007.txt'"
         ).fetchall() == [(2, 2, 0)]
+        assert set(db.key_violations(con).values()) == {0}
     again = runner.invoke(app, ["quarantine", "release", "1", "--database", str(database)])
     assert again.exit_code == 1 and "was already released by ana" in again.output
     assert (

@@ -6,6 +6,5 @@ create table if not exists paper_occurrences (
     line integer not null,                 -- 1-based line where the entry starts
     paper_id varchar not null,
     raw_text varchar not null,             -- the entry as written (hard wraps joined with a space)
-    run_id varchar not null,
-    primary key (file_id, position)
+    run_id varchar not null                -- (file_id, position) is unique (see sql/tables/papers.sql)
 );

@@ -1,7 +1,11 @@
 -- One row per distinct abstract. paper_id is the first 16 hex digits of the
 -- sha256 of the normalised text (markup removed, NFKC, case-folded, spaces collapsed).
+-- paper_id is unique, kept so by the loader (paperwatch.store), not by a primary key: in
+-- the v1.5 storage format DuckDB rewrites a table with an index whole at every checkpoint,
+-- which made each small run cost as much as the whole table (bench/RESULTS.md). The same
+-- holds for paper_occurrences, paper_minhash and paper_terms_extracted; tests check it.
 create table if not exists papers (
-    paper_id varchar primary key,
+    paper_id varchar not null,             -- unique (see above)
     abstract varchar not null,             -- clean text: markup removed, NFKC, spaces collapsed
     abstract_raw varchar not null,         -- as first seen (hard wraps joined)
     method_name varchar,                   -- the name the abstract introduces, or null
