@@ -94,27 +94,38 @@ from paperwatch.trending import update_paper_terms  # noqa: E402
 
 class RssSampler:
     """Samples the RSS of this process plus its children every ``interval`` seconds and
-    keeps the peak per named stage (bytes)."""
+    keeps the peak per named stage (bytes): ``peaks`` of the whole tree, ``main_peaks``
+    of this process alone (the worker processes preparing files are the difference)."""
 
     def __init__(self, interval: float = 0.05) -> None:
         self.interval = interval
         self.stage = "setup"
         self.peaks: dict[str, int] = {}
+        self.main_peaks: dict[str, int] = {}
         self._stop = threading.Event()
         self._me = psutil.Process()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def rss(self) -> int:
-        total = self._me.memory_info().rss
+        return self.sample()[0]
+
+    def sample(self) -> tuple[int, int]:
+        """(RSS of this process and its children, RSS of this process) in bytes."""
+        main = self._me.memory_info().rss
+        total = main
         for child in self._me.children(recursive=True):
             with suppress(psutil.Error):
                 total += child.memory_info().rss
-        return total
+        return total, main
+
+    def record(self, stage: str) -> None:
+        total, main = self.sample()
+        self.peaks[stage] = max(self.peaks.get(stage, 0), total)
+        self.main_peaks[stage] = max(self.main_peaks.get(stage, 0), main)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            value = self.rss()
-            self.peaks[self.stage] = max(self.peaks.get(self.stage, 0), value)
+            self.record(self.stage)
             self._stop.wait(self.interval)
 
     def __enter__(self) -> RssSampler:
@@ -139,7 +150,7 @@ class Timings:
         key = f"{self.prefix}{name}"
         previous = self.sampler.stage
         self.sampler.stage = key
-        self.sampler.peaks[key] = max(self.sampler.peaks.get(key, 0), self.sampler.rss())
+        self.sampler.record(key)
         started = time.perf_counter()
         try:
             yield
@@ -147,18 +158,24 @@ class Timings:
             self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - started
             self.sampler.stage = previous
 
-    def rows(self, papers: int) -> list[tuple[str, float, float, float]]:
+    def rows(self, papers: int) -> list[tuple[str, float, float, float, float]]:
         return [
-            (k, s, papers / s if s else float("inf"), self.sampler.peaks.get(k, 0) / 2**20)
+            (
+                k,
+                s,
+                papers / s if s else float("inf"),
+                self.sampler.peaks.get(k, 0) / 2**20,
+                self.sampler.main_peaks.get(k, 0) / 2**20,
+            )
             for k, s in self.seconds.items()
         ]
 
 
-def print_table(title: str, rows: list[tuple[str, float, float, float]]) -> None:
+def print_table(title: str, rows: list[tuple[str, float, float, float, float]]) -> None:
     print(f"\n{title}")
-    print(f"  {'stage':28s} {'seconds':>9s} {'papers/s':>10s} {'peak RSS MB':>12s}")
-    for name, seconds, rate, rss in rows:
-        print(f"  {name:28s} {seconds:9.2f} {rate:10,.0f} {rss:12,.0f}")
+    print(f"  {'stage':28s} {'seconds':>9s} {'papers/s':>10s} {'peak RSS MB':>12s} {'main MB':>9s}")
+    for name, seconds, rate, rss, main in rows:
+        print(f"  {name:28s} {seconds:9.2f} {rate:10,.0f} {rss:12,.0f} {main:9,.0f}")
 
 
 # --- the corpus ------------------------------------------------------------------

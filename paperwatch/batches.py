@@ -293,7 +293,8 @@ def store_batch_terms(
     con.register("_pw_new", wanted.to_arrow())
     try:
         papers = con.sql(
-            "select p.paper_id, p.abstract from papers p semi join _pw_new using (paper_id)"
+            "select p.paper_id, p.abstract, p.first_seen_week from papers p "
+            "semi join _pw_new using (paper_id)"
         ).pl()
     finally:
         con.unregister("_pw_new")
@@ -305,7 +306,7 @@ def store_batch_terms(
         .sort("paper_id", "term")
         .select("paper_id", "term", "n")
     )
-    return store_new_paper_terms(con, papers.select("paper_id"), terms)
+    return store_new_paper_terms(con, papers.select("paper_id", "first_seen_week"), terms)
 
 
 def load_batch(

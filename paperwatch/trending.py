@@ -141,7 +141,7 @@ def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | No
         batch = pending.slice(offset, BATCH_SIZE)
         terms = extract_terms(batch)
         counts = _term_counts(batch, terms)
-        _store_paper_terms(con, batch.select("paper_id"), terms, counts)
+        _store_paper_terms(con, batch.select("paper_id"), _with_weeks(terms, batch), counts)
         done += batch.height
     return done
 
@@ -156,15 +156,22 @@ def store_new_paper_terms(
     the files were cleaned (:func:`paperwatch.batches.store_batch_terms`).
 
     Args:
-        papers: column ``paper_id`` (the papers, with or without terms).
+        papers: columns ``paper_id`` and ``first_seen_week`` (the papers, with or without
+            terms).
         terms: columns ``paper_id``, ``term``, ``n`` as :func:`extract_terms` returns them.
 
     Returns:
         The number of papers recorded in ``paper_terms_extracted``.
     """
     counts = _term_counts(papers, terms)
-    _store_paper_terms(con, None, terms, counts)
+    _store_paper_terms(con, None, _with_weeks(terms, papers), counts)
     return counts.height
+
+
+def _with_weeks(terms: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
+    """``terms`` with each paper's ``first_seen_week`` from ``papers`` (rows in order)."""
+    weeks = papers.select("paper_id", "first_seen_week")
+    return terms.join(weeks, on="paper_id", how="left", maintain_order="left")
 
 
 def _term_counts(papers: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
@@ -205,7 +212,8 @@ def _store_paper_terms(
                     "delete from paper_terms_extracted where paper_id in (select paper_id from _pw_ids)"
                 )
             con.execute(
-                "insert into paper_terms (paper_id, term, n) select paper_id, term, n from _pw_terms"
+                "insert into paper_terms (paper_id, term, n, first_seen_week) "
+                "select paper_id, term, n, first_seen_week from _pw_terms"
             )
             con.execute(
                 "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
@@ -225,7 +233,8 @@ def _paper_count(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> int:
 
 
 def _document_frequencies(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> pl.DataFrame:
-    df = con.sql(read_sql("queries", "term_document_frequencies"), params={"weeks": weeks}).pl()
+    params = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
+    df = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
     if df.height == 0:
         return pl.DataFrame(schema={"term": pl.String, "papers": pl.Int64})
     return df.with_columns(pl.col("papers").cast(pl.Int64))

@@ -93,8 +93,9 @@ def test_database_opens_in_the_duckdb_cli(database: Path) -> None:
     assert duckdb.__version__.startswith("2.")
 
 
-def test_migration_0001_drops_the_primary_keys_and_keeps_the_rows(database: Path) -> None:
-    # A database created before migration 0001: the four tables with their primary keys.
+def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
+    # A database created before migration 0001: the four tables with their primary keys,
+    # paper_terms without its week (0002).
     database.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(database), config={"storage_compatibility_version": "v1.5.0"})
     for table in ("papers", "paper_occurrences", "paper_minhash", "paper_terms_extracted"):
@@ -114,6 +115,10 @@ def test_migration_0001_drops_the_primary_keys_and_keeps_the_rows(database: Path
     con.execute("insert into paper_occurrences values (1, 1, 3, 'p1', 'a', 'r1')")
     con.execute("insert into paper_minhash values ('p1', 's', [1, 2], '2026-11-23 10:00:00+00')")
     con.execute("insert into paper_terms_extracted values ('p1', 1, 0, '2026-11-23 10:00:00+00')")
+    con.execute(
+        "create table paper_terms (paper_id varchar not null, term varchar not null, n integer not null)"
+    )
+    con.execute("insert into paper_terms values ('p1', 'a', 1)")
     keys = "select count(*) from duckdb_constraints() where constraint_type = 'PRIMARY KEY'"
     assert con.execute(f"{keys} and table_name like 'paper%'").fetchone() == (4,)
     con.close()
@@ -130,6 +135,11 @@ def test_migration_0001_drops_the_primary_keys_and_keeps_the_rows(database: Path
         ]
         assert con.execute("select signature from paper_minhash").fetchall() == [([1, 2],)]
         assert con.execute("select count(*) from paper_terms_extracted").fetchone() == (1,)
-        assert con.execute("select version from schema_migrations").fetchall() == [(1,)]
+        # 0002: the week of each paper's terms.
+        assert con.execute("select * from paper_terms").fetchall() == [("p1", "a", 1, "2026-W48")]
+        assert con.execute("select version from schema_migrations order by 1").fetchall() == [
+            (1,),
+            (2,),
+        ]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (1,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (2,)

@@ -2,7 +2,8 @@
 -- rules; restricted to $paper_ids unless it is null.
 select
     p.paper_id,
-    p.abstract
+    p.abstract,
+    p.first_seen_week
 from papers as p
 left join paper_terms_extracted as e on p.paper_id = e.paper_id
 where

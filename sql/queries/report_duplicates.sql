@@ -10,6 +10,11 @@ with week_relations as (
     where week = $week
     group by all
 ),
+week_papers as (
+    select paper_id from week_relations
+    union
+    select duplicate_of from week_relations where duplicate_of is not null
+),
 occurrences as (
     select
         o.paper_id,
@@ -19,6 +24,7 @@ occurrences as (
         ) as occurrences,
         min(f.first_seen) as first_seen
     from paper_occurrences o
+    semi join week_papers using (paper_id)
     join listing_files f on f.file_id = o.file_id
     group by o.paper_id
 )
