@@ -253,7 +253,7 @@ def run_paperwatch(
                             outcomes = load_batch(con, read, checked, run)
                     with timings.stage("terms (store)"):
                         with db.writer(database, settings.lock_timeout_s) as con:
-                            store_batch_terms(con, read, outcomes)
+                            store_batch_terms(con, read, outcomes, run.week)
                     new = 0
                     for outcome in outcomes:
                         summary.add(outcome)

@@ -129,7 +129,7 @@ def load_listing_files(
     logger = get_run_logger()
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         outcomes = load_batch(con, batch, checked, run)
-        store_batch_terms(con, batch, outcomes)
+        store_batch_terms(con, batch, outcomes, run.week)
     for outcome in outcomes:
         if outcome.status == "quarantined":
             logger.warning("%s: quarantined: %s", outcome.rel, outcome.reason)

@@ -18,7 +18,6 @@ workers).
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -40,8 +39,14 @@ from paperwatch.ingest import (
     prepare_file,
     read_listing_file,
 )
-from paperwatch.store import CheckedFile, FileOutcome, RunContext, load_file
-from paperwatch.terms import extract_terms
+from paperwatch.store import (
+    CheckedFile,
+    FileOutcome,
+    RunContext,
+    existing_paper_ids,
+    load_file,
+)
+from paperwatch.terms import abstract_key, extract_terms
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
 
@@ -59,16 +64,6 @@ TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "term": pl.String,
     "n": pl.Int32,
 }
-
-
-def abstract_key(abstract: str) -> str:
-    """16 hex digits of BLAKE2b-64 of a clean abstract's UTF-8: which text the terms are of.
-
-    Not the paper id: abstracts differing only in case share a paper id, but their
-    terms may differ (acronyms keep their case), and a paper's row keeps the text
-    first seen.
-    """
-    return hashlib.blake2b(abstract.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
@@ -281,28 +276,28 @@ def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> Checke
 
 
 def store_batch_terms(
-    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, outcomes: Iterable[FileOutcome]
+    con: duckdb.DuckDBPyConnection,
+    batch: PreparedBatch,
+    outcomes: Iterable[FileOutcome],
+    week: str,
 ) -> int:
     """Store the terms of the papers the batch added (``paper_terms``, ``paper_terms_extracted``)
     from :attr:`PreparedBatch.terms`: exactly what :func:`paperwatch.trending.update_paper_terms`
-    would extract for them, without extracting again. Returns the number of papers."""
-    new_ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
-    if not new_ids:
+    would extract for them, without extracting again (nor reading the abstracts back).
+
+    Args:
+        outcomes: from :func:`load_batch`; their ``new_paper_ids`` and ``new_paper_keys``.
+        week: the run's ISO week (the new papers' ``first_seen_week``).
+
+    Returns:
+        The number of papers."""
+    ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+    if not ids:
         return 0
-    wanted = pl.DataFrame({"paper_id": new_ids})
-    con.register("_pw_new", wanted.to_arrow())
-    try:
-        papers = con.sql(
-            "select p.paper_id, p.abstract, p.first_seen_week from papers p "
-            "semi join _pw_new using (paper_id)"
-        ).pl()
-    finally:
-        con.unregister("_pw_new")
-    keyed = papers.with_columns(
-        key=pl.col("abstract").map_elements(abstract_key, return_dtype=pl.String)
-    )
+    keys = [key for outcome in outcomes for key in outcome.new_paper_keys]
+    papers = pl.DataFrame({"paper_id": ids, "key": keys, "first_seen_week": [week] * len(ids)})
     terms = (
-        keyed.join(batch.terms, on="key", how="inner")
+        papers.join(batch.terms, on="key", how="inner")
         .sort("paper_id", "term")
         .select("paper_id", "term", "n")
     )
@@ -314,11 +309,17 @@ def load_batch(
 ) -> list[FileOutcome]:
     """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`).
 
+    Which of the batch's paper ids are already recorded is read once for the batch (one
+    scan of ``papers``) and kept up to date in memory as the files load.
+
     Raises:
         duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
             of the batch stay loaded).
     """
-    return [
-        load_file(con, file, checked.of(index, file.stat.rel), run)
-        for index, file in enumerate(batch.prepared)
-    ]
+    known = existing_paper_ids(con, checked.entries["paper_id"])
+    outcomes = []
+    for index, file in enumerate(batch.prepared):
+        outcome = load_file(con, file, checked.of(index, file.stat.rel), run, known)
+        known.update(outcome.new_paper_ids)
+        outcomes.append(outcome)
+    return outcomes

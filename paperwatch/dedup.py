@@ -669,13 +669,23 @@ def _papers_to_sketch_db(
     if rebuild:
         con.execute("delete from paper_lsh_bands")
         con.execute("delete from paper_minhash")
+    # Papers are only ever appended, so the ones without a signature are (nearly) all at the
+    # end: find the first one reading ids only, then read abstracts from there on (DuckDB
+    # skips the row groups before it) instead of every abstract of the table.
+    first = con.execute(
+        "select min(p.rowid) from papers p anti join paper_minhash m using (paper_id)"
+    ).fetchone()
+    if first is None or first[0] is None:
+        return [], rebuild
     rows = con.execute(
         """
         select p.paper_id, p.abstract, p.first_seen
         from papers p
         anti join paper_minhash m using (paper_id)
+        where p.rowid >= ?
         order by p.paper_id
-        """
+        """,
+        [first[0]],
     ).fetchall()
     return [PaperText(pid, text, seen) for pid, text, seen in rows], rebuild
 

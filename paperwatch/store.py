@@ -25,6 +25,7 @@ import polars as pl
 
 from paperwatch import db
 from paperwatch.ingest import PreparedFile
+from paperwatch.terms import abstract_key
 from paperwatch.validate import SuiteResult, failure_reasons
 
 
@@ -65,6 +66,8 @@ class FileOutcome:
     exact_duplicates: int = 0
     reason: str | None = None
     new_paper_ids: list[str] = field(default_factory=list)
+    #: :func:`paperwatch.terms.abstract_key` of each new paper's abstract (same order).
+    new_paper_keys: list[str] = field(default_factory=list)
 
 
 def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
@@ -130,23 +133,25 @@ def _insert_file_row(con: duckdb.DuckDBPyConnection, values: dict[str, object]) 
 
 
 def _validation_rows(
-    con: duckdb.DuckDBPyConnection, result: SuiteResult, file_id: int | None, run: RunContext
+    con: duckdb.DuckDBPyConnection, file_id: int | None, run: RunContext, *suites: SuiteResult
 ) -> None:
+    """Insert the results of ``suites`` for one file (one insert)."""
+    results = [r for suite in suites for r in suite.results]
     frame = pl.DataFrame(
         {
-            "run_id": [run.run_id] * len(result.results),
-            "file_id": [file_id] * len(result.results),
-            "suite": [r.suite for r in result.results],
-            "expectation": [r.expectation for r in result.results],
-            "severity": [r.severity for r in result.results],
-            "reason": [r.reason for r in result.results],
-            "outcome": [r.outcome for r in result.results],
-            "success": [r.outcome == "passed" for r in result.results],
-            "element_count": [r.element_count for r in result.results],
-            "unexpected_count": [r.unexpected_count for r in result.results],
-            "unexpected_examples": [list(r.unexpected_examples) for r in result.results],
-            "details": [r.details or None for r in result.results],
-            "validated_at": [run.as_of] * len(result.results),
+            "run_id": [run.run_id] * len(results),
+            "file_id": [file_id] * len(results),
+            "suite": [r.suite for r in results],
+            "expectation": [r.expectation for r in results],
+            "severity": [r.severity for r in results],
+            "reason": [r.reason for r in results],
+            "outcome": [r.outcome for r in results],
+            "success": [r.outcome == "passed" for r in results],
+            "element_count": [r.element_count for r in results],
+            "unexpected_count": [r.unexpected_count for r in results],
+            "unexpected_examples": [list(r.unexpected_examples) for r in results],
+            "details": [r.details or None for r in results],
+            "validated_at": [run.as_of] * len(results),
         },
         schema_overrides={"file_id": pl.Int32, "unexpected_examples": pl.List(pl.String)},
     )
@@ -171,11 +176,27 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
     }
 
 
+def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> set[str]:
+    """The ids of ``paper_ids`` (a String series) already in ``papers``: one scan of the
+    ``paper_id`` column, however many ids are asked for."""
+    if paper_ids.is_empty():
+        return set()
+    con.register("_pw_ids", pl.DataFrame({"paper_id": paper_ids.unique()}).to_arrow())
+    try:
+        rows = con.execute(
+            "select paper_id from papers semi join _pw_ids using (paper_id)"
+        ).fetchall()
+    finally:
+        con.unregister("_pw_ids")
+    return {r[0] for r in rows}
+
+
 def load_file(
     con: duckdb.DuckDBPyConnection,
     prepared: PreparedFile,
     checked: CheckedFile,
     run: RunContext,
+    known: set[str] | None = None,
 ) -> FileOutcome:
     """Load one prepared file in one transaction.
 
@@ -184,6 +205,9 @@ def load_file(
         prepared: the file (from :func:`paperwatch.ingest.prepare_file`).
         checked: its rows and suite results (``listing_files`` and ``papers``).
         run: the run's id and clock.
+        known: the ids among this file's entries that are in ``papers`` already (the
+            batch loader looks them up once per batch, :func:`existing_paper_ids`);
+            None to look them up here.
 
     Returns:
         A :class:`FileOutcome` with the counts.
@@ -192,7 +216,7 @@ def load_file(
         duckdb.Error: the load failed; the transaction was rolled back.
     """
     with db.transaction(con):
-        return _load_file(con, prepared, checked, run)
+        return _load_file(con, prepared, checked, run, known)
 
 
 def _load_file(
@@ -200,6 +224,7 @@ def _load_file(
     prepared: PreparedFile,
     checked: CheckedFile,
     run: RunContext,
+    known: set[str] | None,
 ) -> FileOutcome:
     rel = prepared.stat.rel
     entries, validation = checked.entries, checked.entry_checks
@@ -261,7 +286,7 @@ def _load_file(
                 "entries_quarantined": len(prepared.entries) if prepared.is_text else 0,
             },
         )
-        _validation_rows(con, checked.file_checks, file_id, run)
+        _validation_rows(con, file_id, run, checked.file_checks)
         con.execute(
             "insert into quarantine (kind, file_id, path, line, raw_text, raw_bytes, reasons, "
             "expectations, quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -299,8 +324,7 @@ def _load_file(
             "entries_loaded": entries.height - len(failures),
         },
     )
-    _validation_rows(con, checked.file_checks, file_id, run)
-    _validation_rows(con, validation, file_id, run)
+    _validation_rows(con, file_id, run, checked.file_checks, validation)
 
     failed_index = sorted(failures)
     if failed_index:
@@ -333,18 +357,10 @@ def _load_file(
         pl.col("abstract_raw").alias("raw_text"),
         pl.lit(run.run_id).alias("run_id"),
     )
-    existing = set()
-    if good.height:
-        con.register("_ids", good.select("paper_id").to_arrow())
-        try:
-            existing = {
-                r[0]
-                for r in con.execute(
-                    "select p.paper_id from papers p join _ids using (paper_id)"
-                ).fetchall()
-            }
-        finally:
-            con.unregister("_ids")
+    if known is None:
+        existing = existing_paper_ids(con, good["paper_id"])
+    else:
+        existing = known.intersection(good["paper_id"].to_list())
     if row["supersedes"] is not None:
         # Entries carried over from earlier versions of this listing are not repeats.
         carried = {
@@ -394,6 +410,7 @@ def _load_file(
         new_papers=papers.height,
         exact_duplicates=exact_duplicates,
         new_paper_ids=papers["paper_id"].to_list(),
+        new_paper_keys=[abstract_key(text) for text in papers["abstract"]],
     )
 
 

@@ -39,6 +39,7 @@ baseline.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from functools import cache
 from pathlib import Path
@@ -488,6 +489,16 @@ def _extract_batch(papers: pl.DataFrame) -> pl.DataFrame:
         .sort("doc", "term")
         .select("paper_id", "term", pl.col("n").cast(pl.Int32))
     )
+
+
+def abstract_key(abstract: str) -> str:
+    """16 hex digits of BLAKE2b-64 of a clean abstract's UTF-8: which text the terms are of.
+
+    Not the paper id: abstracts differing only in case share a paper id, but their
+    terms may differ (acronyms keep their case), and a paper's row keeps the text
+    first seen.
+    """
+    return hashlib.blake2b(abstract.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def extract_terms(papers: pl.DataFrame, batch_size: int = BATCH_SIZE) -> pl.DataFrame:
