@@ -296,10 +296,8 @@ def store_batch_terms(
         return 0
     keys = [key for outcome in outcomes for key in outcome.new_paper_keys]
     papers = pl.DataFrame({"paper_id": ids, "key": keys, "first_seen_week": [week] * len(ids)})
-    terms = (
-        papers.join(batch.terms, on="key", how="inner")
-        .sort("paper_id", "term")
-        .select("paper_id", "term", "n")
+    terms = papers.join(batch.terms, on="key", how="inner").select(
+        "paper_id", "term", "n", "first_seen_week"
     )
     return store_new_paper_terms(con, papers.select("paper_id", "first_seen_week"), terms)
 

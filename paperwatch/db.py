@@ -42,9 +42,10 @@ STORAGE_COMPATIBILITY = "v1.5.0"
 
 #: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB).
 SESSION_CHECKPOINT_THRESHOLD = "1GB"
-#: DuckDB's memory limit in a bulk :func:`session` (its default is 80 % of the RAM):
-#: data not yet checkpointed and the buffer cache stay within it (spilled to disk beyond).
-SESSION_MEMORY_LIMIT = "1GB"
+#: DuckDB's memory limit on every connection paperwatch opens (DuckDB's default is 80 % of
+#: the RAM): the buffer cache, data not yet checkpointed and large joins and aggregates
+#: (a busy week's term counts) stay within it and spill to ``<database>.tmp/`` beyond.
+MEMORY_LIMIT = "1GB"
 
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
@@ -80,6 +81,7 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
+        "memory_limit": MEMORY_LIMIT,
     }
     if not read_only:
         config["storage_compatibility_version"] = STORAGE_COMPATIBILITY
@@ -87,7 +89,10 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=config)
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            # DuckDB would otherwise draw a progress bar on our stdout during long queries.
+            con.execute("set enable_progress_bar = false")
+            return con
         except duckdb.IOException as exc:
             message = str(exc)
             if "lock" not in message.lower():
@@ -154,7 +159,6 @@ def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
     try:
         apply_schema(con)
         con.execute(f"set checkpoint_threshold = '{SESSION_CHECKPOINT_THRESHOLD}'")
-        con.execute(f"set memory_limit = '{SESSION_MEMORY_LIMIT}'")
         # Large commits (terms, LSH bands) would otherwise checkpoint instead of logging.
         con.execute("set auto_checkpoint_skip_wal_threshold = 1000000000000")
         _SESSIONS[key] = con

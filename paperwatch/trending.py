@@ -158,7 +158,8 @@ def store_new_paper_terms(
     Args:
         papers: columns ``paper_id`` and ``first_seen_week`` (the papers, with or without
             terms).
-        terms: columns ``paper_id``, ``term``, ``n`` as :func:`extract_terms` returns them.
+        terms: columns ``paper_id``, ``term``, ``n`` as :func:`extract_terms` returns them,
+            and ``first_seen_week`` when the caller has it already.
 
     Returns:
         The number of papers recorded in ``paper_terms_extracted``.
@@ -170,6 +171,8 @@ def store_new_paper_terms(
 
 def _with_weeks(terms: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
     """``terms`` with each paper's ``first_seen_week`` from ``papers`` (rows in order)."""
+    if "first_seen_week" in terms.columns:
+        return terms
     weeks = papers.select("paper_id", "first_seen_week")
     return terms.join(weeks, on="paper_id", how="left", maintain_order="left")
 
@@ -232,12 +235,36 @@ def _paper_count(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> int:
     return int(sum(row[1] for row in rows))
 
 
-def _document_frequencies(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> pl.DataFrame:
-    params = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
-    df = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
-    if df.height == 0:
-        return pl.DataFrame(schema={"term": pl.String, "papers": pl.Int64})
-    return df.with_columns(pl.col("papers").cast(pl.Int64))
+def _document_frequencies(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    baseline_weeks: list[str],
+    n_week: int,
+    n_baseline: int,
+    min_support: int,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(week, baseline) frames of columns ``term``, ``papers`` (Int64) with the terms that can
+    pass ``min_support`` (``sql/queries/term_document_frequencies.sql``)."""
+    weeks = [week, *baseline_weeks]
+    params = {
+        "week": week,
+        "baseline": baseline_weeks,
+        "first": min(weeks),
+        "last": max(weeks),
+        "min_support": min_support,
+        "n_week": n_week,
+        "n_baseline": n_baseline,
+    }
+    both = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
+    frames = []
+    for column in ("papers_week", "papers_baseline"):
+        if both.height == 0:
+            frames.append(pl.DataFrame(schema={"term": pl.String, "papers": pl.Int64}))
+            continue
+        frames.append(
+            both.filter(pl.col(column) > 0).select("term", papers=pl.col(column).cast(pl.Int64))
+        )
+    return frames[0], frames[1]
 
 
 def _examples(
@@ -314,12 +341,13 @@ def trending_terms_for_week(
     n_week = _paper_count(con, [week])
     n_baseline = _paper_count(con, baseline_weeks)
     has_baseline = n_week > 0 and n_baseline > 0
-    week_df = _document_frequencies(con, [week])
+    week_df, baseline_df = _document_frequencies(
+        con, week, baseline_weeks, n_week, n_baseline, cfg.min_support
+    )
 
     scored = pl.DataFrame()
     rising_df = falling_df = pl.DataFrame()
     if has_baseline:
-        baseline_df = _document_frequencies(con, baseline_weeks)
         scored = score_trending_terms(
             week_df,
             baseline_df,

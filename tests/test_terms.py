@@ -331,6 +331,41 @@ def test_planted_phrase_rises_first(settings: Settings) -> None:
     assert again == result  # deterministic
 
 
+def test_support_filter_in_sql_keeps_every_row_the_scores_would_keep(settings: Settings) -> None:
+    """The document-frequency query drops terms that cannot pass min_support; scoring the
+    complete frequencies (computed here with Polars) must give the same rows."""
+    with writer(settings.database) as con:
+        insert_papers(con, synthetic_history())
+        update_paper_terms(con)
+        result = trending_terms_for_week(con, "2027-W02", settings)
+        terms = con.sql("select paper_id, term, n, first_seen_week from paper_terms").pl()
+        stored = con.execute(
+            "select term, papers_week, papers_baseline from trending_terms "
+            "where week = '2027-W02' and direction in ('rising', 'falling') order by direction, rank"
+        ).fetchall()
+    cfg = settings.trending
+    week = terms.filter(pl.col("first_seen_week") == "2027-W02")
+    baseline = terms.filter(pl.col("first_seen_week").is_in(WEEKS[:4]))
+    full = score_trending_terms(
+        document_frequencies(week),
+        document_frequencies(baseline),
+        100,
+        400,
+        cfg.min_support,
+        prior_papers=cfg.prior_papers,
+        min_z=cfg.min_z,
+    )
+    for direction, shown in (("rising", result.rising), ("falling", result.falling)):
+        expected = full.filter(pl.col("direction") == direction).head(cfg.top_n)
+        assert [(r.term, r.papers_week, r.papers_baseline) for r in shown] == list(
+            expected.select("term", "papers_week", "papers_baseline").iter_rows()
+        )
+    assert len(result.rising) == 7
+    assert stored == list(full.select("term", "papers_week", "papers_baseline").iter_rows())
+    expected_frequent = frequent_terms(document_frequencies(week), 100, cfg.min_support, cfg.top_n)
+    assert [r.term for r in result.frequent] == expected_frequent["term"].to_list()
+
+
 def test_score_ranks_ties_by_term_and_applies_support() -> None:
     week = pl.DataFrame({"term": ["b", "a", "c", "steady", "one"], "papers": [20, 20, 20, 10, 1]})
     base = pl.DataFrame({"term": ["a", "b", "steady", "gone"], "papers": [4, 4, 40, 60]})
