@@ -26,8 +26,9 @@ One command, on a corpus written by ``bench/corpus.py`` (generated first when
    many papers per week), and **Prefect overhead** (flow start, a task call,
    a submitted task).
 
-Per stage: wall seconds, papers per second, peak RSS (this process and its
-children, sampled every 50 ms). Usage::
+Per stage: wall seconds, papers per second, peak RSS of this process and its
+children ("peak RSS MB") and of this process alone ("main MB"; the difference is
+the worker processes), sampled every 50 ms. Usage::
 
     python bench/pipeline.py --corpus /tmp/pw-100k --generate 100 1000 5
     python bench/pipeline.py --corpus /tmp/pw-1m --generate 1000 1000 10 --skip-reference
@@ -468,7 +469,11 @@ def run_reference(corpus: Path, database: Path, settings: Settings, timings: Tim
                         for term, n in _ref_terms(text).items()
                     ]
                     con.register("terms", pd.DataFrame(rows, columns=["paper_id", "term", "n"]))
-                    con.execute("insert into paper_terms select * from terms")
+                    con.execute(
+                        "insert into paper_terms (paper_id, term, n, first_seen_week) "
+                        "select paper_id, term, n, ? from terms",
+                        [week_name],
+                    )
                     con.unregister("terms")
     with timings.stage("report"):
         render_week(database, week_name, settings)

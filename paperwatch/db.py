@@ -287,4 +287,7 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict
     """Run ``sql/queries/<name>.sql`` with named ``$params`` and return rows as dicts."""
     cursor = con.execute(read_sql("queries", name), params or None)
     columns = [d[0] for d in cursor.description or []]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    rows: list[dict[str, Any]] = []
+    while chunk := cursor.fetchmany(10_000):  # never all rows as tuples and as dicts at once
+        rows.extend(dict(zip(columns, row, strict=True)) for row in chunk)
+    return rows
