@@ -23,6 +23,7 @@ would make a backfill quadratic in its size.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -42,10 +43,26 @@ STORAGE_COMPATIBILITY = "v1.5.0"
 
 #: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB).
 SESSION_CHECKPOINT_THRESHOLD = "1GB"
-#: DuckDB's memory limit on every connection paperwatch opens (DuckDB's default is 80 % of
-#: the RAM): the buffer cache, data not yet checkpointed and large joins and aggregates
-#: (a busy week's term counts) stay within it and spill to ``<database>.tmp/`` beyond.
-MEMORY_LIMIT = "1GB"
+#: DuckDB's memory limit per CPU core (it runs a thread per core, each with its own
+#: buffers), and at least :data:`MIN_MEMORY_LIMIT_MB` in all; see :func:`memory_limit`.
+MEMORY_LIMIT_PER_CORE_MB = 256
+MIN_MEMORY_LIMIT_MB = 1024
+
+
+def memory_limit(cores: int | None = None) -> str:
+    """DuckDB's memory limit on every connection paperwatch opens, e.g. ``'1024MB'``.
+
+    DuckDB's own default is 80 % of the RAM; paperwatch keeps the buffer cache, data not
+    yet checkpointed and large joins and aggregates (a busy week's term counts) within
+    ``max(1024 MB, 256 MB × cores)`` and spills to ``<database>.tmp/`` beyond. Measured
+    on 2 cores (bench/RESULTS.md): the document frequencies of a 500,000-paper week need
+    about 1 GB; with 512 MB DuckDB ran out of memory.
+
+    Args:
+        cores: CPU cores (DuckDB's thread count); None for ``os.cpu_count()``.
+    """
+    count = cores if cores is not None else (os.cpu_count() or 1)
+    return f"{max(MIN_MEMORY_LIMIT_MB, MEMORY_LIMIT_PER_CORE_MB * count)}MB"
 
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
@@ -81,7 +98,7 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
-        "memory_limit": MEMORY_LIMIT,
+        "memory_limit": memory_limit(),
     }
     if not read_only:
         config["storage_compatibility_version"] = STORAGE_COMPATIBILITY

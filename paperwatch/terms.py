@@ -713,7 +713,7 @@ def frequent_terms(
     rows = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64)).filter(
         pl.col("papers_week") >= min_support
     )
-    rows = _drop_subsumed(rows, ["papers_week"])
+    rows = _drop_subsumed_top(rows, top_n)
     rows = rows.sort(
         "papers_week",
         pl.col("term").str.count_matches(" "),
@@ -726,6 +726,29 @@ def frequent_terms(
         rate_week=pl.col("papers_week") / n_week,
         rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
     ).select("term", "papers_week", "rate_week", "rank")
+
+
+def _drop_subsumed_top(rows: pl.DataFrame, top_n: int | None) -> pl.DataFrame:
+    """:func:`_drop_subsumed` over ``papers_week``, for the ``top_n`` most frequent rows only.
+
+    A term is dropped only for a longer term with the *same* count, so whether a row is
+    dropped depends only on the rows with its count: applying the rule to every row with
+    at least some count gives exactly the kept rows above that count. Starting with the
+    ``4 · top_n`` most frequent rows (ties included) and widening until ``top_n`` rows
+    are kept avoids building the sub-terms of millions of terms in a busy week.
+    """
+    if top_n is None:
+        return _drop_subsumed(rows, ["papers_week"])
+    limit = max(4 * top_n, 1)
+    counts = rows["papers_week"].sort(descending=True)
+    while True:
+        if rows.height <= limit:
+            return _drop_subsumed(rows, ["papers_week"])
+        cutoff = counts[limit - 1]
+        kept = _drop_subsumed(rows.filter(pl.col("papers_week") >= cutoff), ["papers_week"])
+        if kept.height >= top_n:
+            return kept
+        limit *= 4
 
 
 def bar_percentages(values: list[float]) -> list[int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -143,3 +144,18 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         ]
     with db.writer(database) as con:  # applied once
         assert con.execute("select count(*) from schema_migrations").fetchone() == (2,)
+
+
+def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:
+    assert [db.memory_limit(c) for c in (1, 2, 4, 16)] == ["1024MB", "1024MB", "1024MB", "4096MB"]
+    with db.writer(database, timeout_s=5.0) as con:
+        setting = con.execute("select current_setting('memory_limit')").fetchone()
+        progress = con.execute("select current_setting('enable_progress_bar')").fetchone()
+    megabytes = int(db.memory_limit().removesuffix("MB"))
+    shown = {2: "976.5 MiB", 4: "976.5 MiB", 8: "1.9 GiB"}  # DuckDB shows binary units
+    assert setting is not None
+    if (os.cpu_count() or 1) in shown:
+        assert setting[0] == shown[os.cpu_count() or 1]
+    else:
+        assert setting[0].endswith(("MiB", "GiB")) and megabytes >= 1024
+    assert progress == (False,)
