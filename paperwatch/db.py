@@ -64,6 +64,7 @@ def memory_limit(cores: int | None = None) -> str:
     count = cores if cores is not None else (os.cpu_count() or 1)
     return f"{max(MIN_MEMORY_LIMIT_MB, MEMORY_LIMIT_PER_CORE_MB * count)}MB"
 
+
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
 
