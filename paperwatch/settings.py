@@ -155,11 +155,13 @@ class Settings(BaseSettings):
         ge=0,
         description="How long a writer waits for a DuckDB file lock before failing.",
     )
+    # Defaults measured in bench/RESULTS.md: 1M abstracts in 20-file (29 MB) batches peaked
+    # at 3.9 GB; with 64 MiB batches at 5.3 GB and no faster.
     batch_files: int = Field(
-        default=100, ge=1, description="Files read, validated and loaded together (bounds memory)."
+        default=20, ge=1, description="Files read, validated and loaded together (bounds memory)."
     )
     batch_bytes: int = Field(
-        default=64 * 1024 * 1024,
+        default=32 * 1024 * 1024,
         ge=1,
         description="At most this many bytes of listing files per batch (bounds memory on "
         "large files); a larger file is a batch of its own.",
