@@ -411,7 +411,7 @@ def run_reference(corpus: Path, database: Path, settings: Settings, timings: Tim
                     )
                     occ.insert(0, "file_id", file_id)
                     occ["run_id"] = "reference"
-                    con.execute("insert into paper_occurrences select * from occ")
+                    con.execute("insert into paper_occurrences by name select * from occ")
                     known = con.execute(
                         "select paper_id from papers where paper_id in (select paper_id from df)"
                     ).df()

@@ -266,7 +266,12 @@ def ingest_listings(
     run = RunContext(run_id=str(uuid.uuid4()), as_of=moment, week=iso_week(moment, settings.tz))
     summary = IngestSummary(run_id=run.run_id, week=run.week)
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        start_run(con, run, str(settings.watch_dir), now_utc())
+        for interrupted in start_run(con, run, str(settings.watch_dir), now_utc()):
+            logger.warning(
+                "run %s had not finished (killed or crashed): marked interrupted", interrupted
+            )
+        # Left by a run killed half-way, or by a migration that re-keyed papers.
+        leftover = db.query(con, "pending_derived_work")[0]
     try:
         pending = scan_listing_files(settings, run)
         scan, changed, numbers = pending.scan, pending.changed, set(pending.sequence_numbers)
@@ -318,7 +323,10 @@ def ingest_listings(
                     summary.near_duplicates,
                     time.monotonic() - started,
                 )
-        if summary.new_papers:  # terms came with the batches; this catches any paper left
+        if leftover["unsketched"] and not summary.new_papers:
+            summary.near_duplicates += find_near_duplicates(settings, run)
+        if summary.new_papers or leftover["unextracted"]:
+            # Terms came with the batches; this catches any paper left.
             extract_paper_terms(settings)
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:

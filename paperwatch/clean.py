@@ -11,6 +11,8 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 # --- LaTeX -----------------------------------------------------------------
 
@@ -323,6 +325,105 @@ _GENERIC_NAMES = frozenset(
 )
 
 
+# --- Listed numbers ----------------------------------------------------------
+
+#: A list number in front of an entry: ``1.``, ``2)``, ``[3]``, ``(12)``, ``#4``
+#: followed by white space, or ``5、`` / ``6．`` (CJK lists, no space needed).
+_LISTED_NUMBER = re.compile(
+    r"^\s*(?:(?:(?P<a>\d{1,5})[.)]|\[(?P<b>\d{1,5})\]|\((?P<c>\d{1,5})\)|#(?P<d>\d{1,5}))\s+"
+    r"|(?P<e>\d{1,5})[、．]\s*)(?=\S)"
+)
+
+
+def split_listed_number(raw: str) -> tuple[int | None, str]:
+    """Split a leading list number off an entry: ``"1. We propose…"`` → ``(1, "We propose…")``.
+
+    Recognised: ``1.``, ``2)``, ``[3]``, ``(12)``, ``#4`` (1-5 digits) followed by white space,
+    and ``5、``/``6．`` as CJK lists write them. The number is the entry's place in the
+    listing as its author numbered it, not part of the abstract: the same abstract numbered
+    and unnumbered is one paper. A decimal (``1.5 billion``) or a year with no space after
+    the point is text, not a number. Returns ``(None, raw)`` when there is none, or when
+    nothing would be left after it.
+    """
+    if not raw[:1].isdigit() and raw[:1] not in "[(# \t":
+        return None, raw
+    match = _LISTED_NUMBER.match(raw)
+    if match is None:
+        return None, raw
+    number = next(g for g in match.group("a", "b", "c", "d", "e") if g is not None)
+    return int(number), raw[match.end() :]
+
+
+# --- PDF ligature damage ------------------------------------------------------
+
+#: Characters that text extracted from PDFs set in old TeX fonts holds in place of a
+#: ligature (the font's ligature slots map to Latin-1 code points): di®erent,
+#: e±cient, classi¯ed, °ow. Source: the OT1 font encoding's ligature slots
+#: 0x0B-0x0F rendered through Latin-1 by pdftotext (tex.stackexchange.com/q/33476).
+LIGATURE_DAMAGE = {"®": "ff", "±": "ffi", "¯": "fi", "°": "fl", "²": "ffl"}
+_DAMAGED_WORD = re.compile(
+    r"(?<![\w®±¯°²])[A-Za-z]*[a-z]?[®±¯°²][a-z®±¯°²]*(?![\w®±¯°²])",
+)
+
+
+#: Reported when left unrepaired: a damage character before a lowercase letter, as a
+#: ligature inside a word always stands ("Intel®", "x±y" are not reported).
+_FLAGGED_DAMAGE = re.compile(r"[®±¯°²][a-z]")
+
+
+@cache
+def _known_words() -> Any:
+    """pyspellchecker's English dictionary (loaded once per process, about 0.5 s)."""
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en", distance=1)
+
+
+def _is_known_word(word: str, text: str) -> bool:
+    lower = word.lower()
+    if lower in text.lower():  # the undamaged word is written elsewhere in the entry
+        return True
+    checker = _known_words()
+    parts = [p for p in lower.split("-") if p]
+    return bool(parts) and all(p in checker for p in parts)
+
+
+def repair_ligatures(raw: str) -> tuple[str, tuple[str, ...]]:
+    """Repair PDF ligature damage inside words; report what could not be repaired.
+
+    A word holding one of :data:`LIGATURE_DAMAGE` (``di®erent``) is rewritten with the
+    ligature's letters (``different``) when the result is an English word
+    (pyspellchecker's dictionary) or is written undamaged elsewhere in the same entry.
+    A word that does not become a known word is left as it is and, when the damage
+    character stands before a lowercase letter and the word has three letters or more,
+    returned, so that it can be reported (a warning, not a rejection). The characters outside words
+    (``±0.5``, ``25°C``, ``®`` after a name) are not touched.
+
+    Args:
+        raw: one entry's text as written.
+
+    Returns:
+        ``(text, unrepaired)``: the text with the known words repaired, and the damaged
+        words left as they were, in order, without duplicates.
+    """
+    if not any(char in raw for char in LIGATURE_DAMAGE):
+        return raw, ()
+    unrepaired: dict[str, None] = {}
+
+    def repair(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if not any(c.isalpha() for c in word):
+            return word
+        fixed = "".join(LIGATURE_DAMAGE.get(c, c) for c in word)
+        if _is_known_word(fixed, raw):
+            return fixed
+        if _FLAGGED_DAMAGE.search(word) and sum(c.isalpha() for c in word) >= 3:
+            unrepaired.setdefault(word, None)
+        return word
+
+    return _DAMAGED_WORD.sub(repair, raw), tuple(unrepaired)
+
+
 @dataclass(frozen=True, slots=True)
 class CleanAbstract:
     """The cleaned form of one entry.
@@ -334,6 +435,8 @@ class CleanAbstract:
         first_sentence: the first sentence of ``abstract``.
         code_urls: http(s) URLs in the entry, in order of appearance, without duplicates.
         word_count: whitespace-separated words; each CJK character counts as one word.
+        listed_number: the list number the entry was written with (``1.``, ``[3]``), or None.
+        ligature_damage: words with PDF ligature damage left unrepaired (``xy®z``).
     """
 
     abstract: str
@@ -342,6 +445,8 @@ class CleanAbstract:
     first_sentence: str
     code_urls: tuple[str, ...]
     word_count: int
+    listed_number: int | None = None
+    ligature_damage: tuple[str, ...] = ()
 
 
 def _strip_url(url: str) -> str:
@@ -353,13 +458,18 @@ def _strip_url(url: str) -> str:
 
 
 def extract_urls(raw: str) -> tuple[str, ...]:
-    """http(s) URLs in raw entry text (``\\url{}``, ``\\href{}``, Markdown links, bare)."""
+    """http(s) URLs in raw entry text (``\\url{}``, ``\\href{}``, Markdown links, bare).
+
+    A URL holding an invisible or control character is not a code URL (it is not
+    linked): a right-to-left override inside it would make ``…/\u202egpj.exe`` read
+    ``…/exe.jpg``, and dropping the character would link another address.
+    """
     if "://" not in raw:  # fast path: every match of _URL holds "://"
         return ()
     seen: dict[str, None] = {}
     for match in _URL.finditer(raw):
         url = _strip_url(match.group(0))
-        if len(url) > len("https://"):
+        if len(url) > len("https://") and (url.isprintable() or not _INVISIBLE.search(url)):
             seen.setdefault(url, None)
     return tuple(seen)
 
@@ -465,10 +575,26 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     return text
 
 
+#: Typographic quotes, apostrophes and dashes, and the ASCII character each stands for in
+#: the identity form (NFKC leaves them apart: “x” and "x" would be two papers).
+TYPOGRAPHIC_FOLDS = str.maketrans(
+    {
+        **dict.fromkeys("“”„‟«»″〝〞〟", '"'),
+        **dict.fromkeys("‘’‚‛‹›′`´", "'"),
+        **dict.fromkeys("‐‑‒–—―−⁃﹘﹣", "-"),
+    }
+)
+_TYPOGRAPHIC = frozenset(chr(code) for code in TYPOGRAPHIC_FOLDS)
+
+
 def normalise_for_id(abstract: str) -> str:
-    """The identity form of a clean abstract: NFKC, case-folded, whitespace collapsed."""
+    """The identity form of a clean abstract: NFKC, typographic quotes, apostrophes and
+    dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", abstract)
+    if not text.isascii() and not _TYPOGRAPHIC.isdisjoint(text):
+        text = text.translate(TYPOGRAPHIC_FOLDS)
     # str.split() splits where \s matches: the same as _SPACE.sub(" ", ...).strip(), faster.
-    return " ".join(unicodedata.normalize("NFKC", abstract).casefold().split())
+    return " ".join(text.casefold().split())
 
 
 def paper_id_of(abstract: str) -> str:
@@ -622,9 +748,17 @@ def latin_or_cjk_share(text: str) -> float:
 
 
 def clean_abstract(raw: str) -> CleanAbstract:
-    """Clean one raw entry (as parsed, hard wraps joined) into a :class:`CleanAbstract`."""
+    """Clean one raw entry (as parsed, hard wraps joined) into a :class:`CleanAbstract`.
+
+    In order: a leading list number is split off (:func:`split_listed_number`), PDF
+    ligature damage repaired (:func:`repair_ligatures`), markup stripped
+    (:func:`strip_markup`); the identity, method name, first sentence, URLs and word
+    count are read from the result.
+    """
     macro_names: set[str] = set()
-    abstract = strip_markup(raw, macro_names)
+    listed_number, text = split_listed_number(raw)
+    text, damage = repair_ligatures(text)
+    abstract = strip_markup(text, macro_names)
     sentences = split_sentences(abstract)
     return CleanAbstract(
         abstract=abstract,
@@ -633,4 +767,6 @@ def clean_abstract(raw: str) -> CleanAbstract:
         first_sentence=sentences[0] if sentences else abstract,
         code_urls=extract_urls(raw),
         word_count=count_words(abstract),
+        listed_number=listed_number,
+        ligature_damage=damage,
     )

@@ -23,6 +23,7 @@ would make a backfill quadratic in its size.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import time
@@ -244,10 +245,22 @@ def key_violations(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 REBUILD_PREFIX = "_rebuild_"
 
 
+#: A migration line ``-- python: package.module.function`` runs that function with the
+#: connection after the migration's SQL, in the same transaction (a step SQL cannot do,
+#: such as recomputing ids with the cleaning rules).
+_PYTHON_STEP = re.compile(r"^-- python: ([\w.]+)\s*$", re.MULTILINE)
+
+
+def _python_step(dotted: str) -> Any:
+    module, _, function = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), function)
+
+
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create missing tables, apply pending migrations, and (re)create views. Idempotent.
 
-    Each migration runs in one transaction with its bookkeeping. DuckDB cannot drop a
+    Each migration runs in one transaction with its bookkeeping, and with the Python
+    steps it names (``-- python: paperwatch.rekey.rekey_papers``). DuckDB cannot drop a
     constraint in place, so a migration that changes one renames the table to
     ``_rebuild_<table>``; the table is then created again from ``sql/tables/<table>.sql``
     and the rows copied (``insert ... by name``) in the same transaction.
@@ -262,9 +275,12 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
         version = int(file.name.split("_", 1)[0])
         if version in applied:
             continue
+        text = file.read_text(encoding="utf-8")
         with transaction(con):
-            con.execute(file.read_text(encoding="utf-8"))
+            con.execute(text)
             _rebuild_renamed_tables(con)
+            for step in _PYTHON_STEP.findall(text):
+                _python_step(step)(con)
             con.execute(
                 "insert into schema_migrations (version, name) values (?, ?)",
                 [version, file.stem],

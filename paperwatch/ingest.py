@@ -111,6 +111,8 @@ def name_ignore_reason(name: str) -> str | None:
         return "hidden file"
     if name.startswith("#") or name.endswith(_TEMP_SUFFIXES):
         return "editor or download temporary file"
+    if name.startswith(("~$", ".~lock.")):
+        return "an office program's lock file"
     if not name.lower().endswith(".txt"):
         return "not a .txt listing file"
     return None
@@ -446,6 +448,8 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "is_header_line": pl.Boolean,
     "unbalanced_markup": pl.Boolean,
     "latin_or_cjk_share": pl.Float64,
+    "listed_number": pl.Int32,
+    "ligature_damage": pl.String,
 }
 
 
@@ -456,7 +460,9 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     abstract (None when empty after cleaning), abstract_raw, word_count,
     char_count, paper_id, method_name, first_sentence, code_urls, and the facts
     the ``papers`` suite checks: is_header_line, unbalanced_markup,
-    latin_or_cjk_share (0-1, rounded to 3 decimals).
+    latin_or_cjk_share (0-1, rounded to 3 decimals); listed_number (the list number the
+    entry was written with, or None) and ligature_damage (the words with PDF ligature
+    damage left unrepaired, comma-separated, or None).
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
     for prepared in files:
@@ -479,5 +485,9 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["unbalanced_markup"].append(has_unbalanced_markup(c.abstract) if c else False)
             rows["latin_or_cjk_share"].append(
                 round(latin_or_cjk_share(c.abstract), 3) if c else 1.0
+            )
+            rows["listed_number"].append(c.listed_number if c else None)
+            rows["ligature_damage"].append(
+                ", ".join(c.ligature_damage) if c and c.ligature_damage else None
             )
     return pl.DataFrame(rows, schema=ENTRY_SCHEMA)

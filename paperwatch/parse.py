@@ -12,6 +12,7 @@ and paragraph separators count as line breaks too.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 _BOM = "\ufeff"
@@ -27,6 +28,26 @@ _HEADER_MAX_CHARS = 100
 _HEADER_MAX_WORDS = 12
 _VENUE_WORDS = re.compile(r"^[A-Z][\w&.\-]*(?: [A-Z][\w&.\-]*){0,3}$")
 _NAME = re.compile(r"^(?P<seq>\d{1,9})_(?P<token>[0-9a-fA-F]{16})\.txt$")
+#: Characters that show nothing: format (Cf) and control (Cc) characters such as the
+#: zero-width space, joiners, word joiner, soft hyphen, bidi marks and BOM, and the
+#: letters that render blank (Hangul fillers, braille blank).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def is_blank(line: str) -> bool:
+    """True when ``line`` shows nothing: only white space (NBSP and the other Unicode
+    spaces included), invisible format or control characters, or blank-rendering letters.
+
+    Such a line separates paragraphs, as an empty line does: a separator typed as
+    NBSP + zero-width space + NBSP must not merge two abstracts.
+    """
+    if not line or line.isspace():
+        return True
+    if line.isprintable() and not any(c in _BLANK_LETTERS for c in line):
+        return False  # printable text with a visible character (fast path)
+    return all(
+        c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cf", "Cc") for c in line
+    )
 
 
 class ListingDecodeError(ValueError):
@@ -127,7 +148,7 @@ def parse_listing(text: str) -> Listing:
     current: list[str] = []
     start = 0
     for number, raw in enumerate(lines, start=1):
-        stripped = raw.strip()
+        stripped = "" if is_blank(raw) else raw.strip()
         if stripped:
             if not current:
                 start = number

@@ -119,9 +119,17 @@ def release_entry(
                 ],
             )
         con.execute(
-            "insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id) "
-            "values (?, ?, ?, ?, ?, ?)",
-            [file_id, position, line, cleaned.paper_id, raw_text, f"release-{quarantine_id}"],
+            "insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id, "
+            "listed_number) values (?, ?, ?, ?, ?, ?, ?)",
+            [
+                file_id,
+                position,
+                line,
+                cleaned.paper_id,
+                raw_text,
+                f"release-{quarantine_id}",
+                cleaned.listed_number,
+            ],
         )
         con.execute(
             "update quarantine set released_at = ?, released_by = ?, release_note = ? where quarantine_id = ?",

@@ -356,6 +356,7 @@ def _load_file(
         "paper_id",
         pl.col("abstract_raw").alias("raw_text"),
         pl.lit(run.run_id).alias("run_id"),
+        "listed_number",
     )
     if known is None:
         existing = existing_paper_ids(con, good["paper_id"])
@@ -416,12 +417,22 @@ def _load_file(
 
 def start_run(
     con: duckdb.DuckDBPyConnection, run: RunContext, folder: str, started_at: datetime
-) -> None:
-    """Record a run as ``running``."""
+) -> list[str]:
+    """Record a run as ``running``, and earlier runs still ``running`` as ``interrupted``.
+
+    Call it holding the writer lock (:mod:`paperwatch.writer_lock`): then no other run
+    can be going, and a run still ``running`` ended without finishing (killed, crashed).
+    Its counts are taken from the rows it wrote (``sql/queries/mark_interrupted_runs.sql``).
+
+    Returns:
+        The ids of the runs marked ``interrupted``.
+    """
     con.execute(
         "insert into ingest_runs (run_id, started_at, as_of, week, folder) values (?, ?, ?, ?, ?)",
         [run.run_id, started_at, run.as_of, run.week, folder],
     )
+    marked = db.query(con, "mark_interrupted_runs", run_id=run.run_id, now=started_at)
+    return [row["run_id"] for row in marked]
 
 
 def finish_run(

@@ -174,3 +174,16 @@ def tree(part: EmailMessage) -> Any:
     if part.is_multipart():
         return (part.get_content_type(), [tree(p) for p in part.iter_parts()])  # type: ignore[arg-type]
     return part.get_content_type()
+
+
+def write_revised_seed(seed_folder: Path) -> None:
+    """Add ``005_0123456789abcdef.txt``: the first abstract of seed listing 002 with one
+    word changed ("route" → "path"), a near-duplicate of it at Jaccard similarity 0.9741."""
+    original = (
+        (seed_folder / "002_bf103a832150c832.txt").read_text(encoding="utf-8").split("\n\n")[1]
+    )
+    revised = original.replace("plug-and-play route", "plug-and-play path", 1)
+    assert revised != original
+    (seed_folder / "005_0123456789abcdef.txt").write_text(
+        f"NeurIPS 2026 论文列表\n\n{revised}\n", encoding="utf-8"
+    )

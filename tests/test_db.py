@@ -104,10 +104,11 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         if table != "paper_occurrences":
             ddl = ddl.replace("paper_id varchar not null,", "paper_id varchar primary key,", 1)
         else:
+            # Before 0003: no listed_number.
             ddl = ddl.replace(
-                "run_id varchar not null",
+                "run_id varchar not null,",
                 "run_id varchar not null, primary key (file_id, position)",
-            )
+            ).replace("listed_number integer", "")
         con.execute(ddl)
     con.execute(
         "insert into papers values ('p1', 'a', 'a', null, 'a', 1, [], null, null, 1, 1, "
@@ -141,9 +142,12 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         assert con.execute("select version from schema_migrations order by 1").fetchall() == [
             (1,),
             (2,),
+            (3,),
         ]
+        # 0003: the list number of each entry (none here).
+        assert con.execute("select listed_number from paper_occurrences").fetchall() == [(None,)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (2,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (3,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -494,7 +494,7 @@ def test_duplicates_by_week_and_report_query(tmp_path: Path) -> None:
         ]
         for file_id, position, name in occurrences:
             con.execute(
-                "insert into paper_occurrences values (?, ?, ?, ?, 'raw', 'r')",
+                "insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id) values (?, ?, ?, ?, 'raw', 'r')",
                 [file_id, position, position * 2, ids[name]],
             )
         texts = {

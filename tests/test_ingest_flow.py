@@ -11,6 +11,7 @@ import pytest
 from flows.ingest import ingest_listings
 from flows.report import weekly_report
 from paperwatch import db
+from tests.conftest import write_revised_seed
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # Wednesday of ISO week 2026-W48
 
@@ -62,7 +63,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
         database,
         "select count(*), count(*) filter (where outcome = 'passed') from validation_results",
     )
-    assert checks == [(57, 56)]  # (8 file + 11 entry expectations) x 3 files
+    assert checks == [(60, 59)]  # (8 file + 12 entry expectations) x 3 files
     failed = rows(
         database,
         "select f.name, v.suite, v.expectation, v.severity, v.unexpected_examples "
@@ -180,14 +181,7 @@ def test_revised_abstract_in_a_later_week_is_a_near_duplicate(
     seed_folder: Path, database: Path, tmp_path: Path
 ) -> None:
     ingest_listings(str(seed_folder), str(database), AS_OF)
-    original = (
-        (seed_folder / "002_bf103a832150c832.txt").read_text(encoding="utf-8").split("\n\n")[1]
-    )
-    revised = original.replace("plug-and-play route", "plug-and-play path", 1)
-    assert revised != original
-    (seed_folder / "005_0123456789abcdef.txt").write_text(
-        f"NeurIPS 2026 论文列表\n\n{revised}\n", encoding="utf-8"
-    )
+    write_revised_seed(seed_folder)
     summary = ingest_listings(str(seed_folder), str(database), "2026-12-02T10:00:00+00:00")
     assert (summary.week, summary.new_papers, summary.near_duplicates) == ("2026-W49", 1, 1)
     pairs = rows(

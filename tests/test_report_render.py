@@ -148,7 +148,7 @@ def fill_synthetic_week(database: Path, count: int) -> None:
         )
         con.execute(
             """
-            insert into paper_occurrences
+            insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id)
             select 1, first_position, first_position * 2, paper_id, abstract_raw, 'synthetic'
             from papers
             """

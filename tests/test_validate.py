@@ -33,7 +33,9 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
             "is_header_line": [False, False, False],
             "unbalanced_markup": [False, False, True],
             "latin_or_cjk_share": [1.0, 1.0, 1.0],
-        }
+            "ligature_damage": [None, None, None],
+        },
+        schema_overrides={"ligature_damage": pl.String},
     )
     result = validate_frame(frame, "papers")
     assert [r.outcome for r in result.results].count("error") == 0

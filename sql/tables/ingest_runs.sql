@@ -17,6 +17,6 @@ create table if not exists ingest_runs (
     new_papers integer not null default 0,
     exact_duplicates integer not null default 0,
     near_duplicates integer not null default 0,
-    status varchar not null default 'running',  -- running | completed | failed
+    status varchar not null default 'running',  -- running | completed | failed | interrupted (marked by the next run)
     error varchar
 );

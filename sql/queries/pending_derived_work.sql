@@ -1,0 +1,6 @@
+-- Papers still missing what the ingestion run derives from them: a MinHash signature
+-- (near-duplicates) or a terms extraction. Both are 0 after a run that finished; a run
+-- that was killed half-way, or a migration that re-keyed papers, leaves some behind.
+select
+    (select count(*) from papers anti join paper_minhash using (paper_id)) as unsketched,
+    (select count(*) from papers anti join paper_terms_extracted using (paper_id)) as unextracted;
