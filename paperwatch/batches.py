@@ -32,6 +32,7 @@ import polars as pl
 from paperwatch import db
 from paperwatch.ingest import (
     ENTRY_SCHEMA,
+    FileReplacedError,
     ListingFileStat,
     PreparedFile,
     entries_frame,
@@ -147,6 +148,8 @@ def plan_batches(
 
 
 def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
+    if isinstance(exc, FileReplacedError):
+        return f"{exc.strerror}: not read; the folder is scanned again on the next run"
     if isinstance(exc, FileNotFoundError):
         return "disappeared between scan and read; it is read when it comes back"
     if isinstance(exc, IsADirectoryError):

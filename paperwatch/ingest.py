@@ -7,10 +7,12 @@ is :mod:`paperwatch.store`; the Prefect flow in ``flows/ingest.py`` wires both.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import os
 import re
+import stat as stat_mod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,22 +38,51 @@ from paperwatch.parse import (
 _TEMP_SUFFIXES = (".swp", ".swx", ".tmp", ".part", ".crdownload", ".partial", "~")
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable_name(name: str) -> str:
+    """A file name or path as paperwatch stores and shows it: always valid UTF-8, one line.
+
+    Bytes that are not UTF-8 (which Python keeps as lone surrogates) are written
+    ``\\xff``; control characters (a newline in a name), and bidirectional controls
+    (U+202E would show ``gpj.exe`` as ``exe.jpg``) are written ``\\n``, ``\\x1b``,
+    ``\\u202e``. Other names are returned unchanged, so a listing's recorded path keeps
+    matching the file.
+    """
+    if name.isprintable() and name.isascii():
+        return name
+    if any("\udc80" <= c <= "\udcff" for c in name):
+        name = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), name)
+
+
+class FileReplacedError(FileNotFoundError):
+    """The path no longer holds the file that was scanned (replaced by a link or another file)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ListingFileStat:
     """A candidate listing file as found by :func:`scan_folder`.
 
-    ``rel`` is the path relative to the watched folder (POSIX separators);
-    ``mtime_ns`` is the modification time in nanoseconds since the epoch.
+    ``rel`` is the path relative to the watched folder (POSIX separators), made
+    printable by :func:`printable_name`; ``path`` the path to open. ``mtime_ns`` is the
+    modification time in nanoseconds since the epoch. ``device`` and ``inode`` identify
+    the file that was scanned (0 when unknown): the read checks it is still that file.
+    ``target`` is the file a symbolic link inside the folder pointed at when scanned.
     """
 
     path: Path
     rel: str
     size: int
     mtime_ns: int
+    device: int = 0
+    inode: int = 0
+    target: Path | None = None
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return printable_name(self.path.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +174,7 @@ def scan_folder(folder: Path) -> ScanResult:
         root_path = Path(root)
         kept_dirs = []
         for d in sorted(dirs):
-            rel = (root_path / d).relative_to(folder).as_posix()
+            rel = printable_name((root_path / d).relative_to(folder).as_posix())
             if d.startswith("."):
                 continue
             if (root_path / d).is_symlink():
@@ -155,7 +186,7 @@ def scan_folder(folder: Path) -> ScanResult:
         dirs[:] = kept_dirs
         for name in sorted(names):
             path = root_path / name
-            rel = path.relative_to(folder).as_posix()
+            rel = printable_name(path.relative_to(folder).as_posix())
             reason = name_ignore_reason(name)
             if reason:
                 if reason != "hidden file":
@@ -183,7 +214,15 @@ def scan_folder(folder: Path) -> ScanResult:
                 ignored.append((rel, "not a regular file"))
                 continue
             files.append(
-                ListingFileStat(path=path, rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                ListingFileStat(
+                    path=path,
+                    rel=printable_name(rel),
+                    size=st.st_size,
+                    mtime_ns=st.st_mtime_ns,
+                    device=st.st_dev,
+                    inode=st.st_ino,
+                    target=path.resolve() if path.is_symlink() else None,
+                )
             )
     files.sort(key=lambda f: f.rel)
     return ScanResult(files=tuple(files), ignored=tuple(ignored))
@@ -204,14 +243,37 @@ def select_changed(
 def read_listing_file(stat: ListingFileStat, max_bytes: int) -> bytes | None:
     """Read a listing file's bytes, or None when it is larger than ``max_bytes`` (not read).
 
+    The file is opened without following a symbolic link (``O_NOFOLLOW``; a link that
+    was inside the watched folder when scanned is opened at the target it had then),
+    and the opened file must be the one scanned (same device and inode): a listing
+    swapped for a link to ``/etc/passwd`` between the scan and the read is not read.
+
     Raises:
+        FileReplacedError: the path now holds a link or another file than the one scanned.
         FileNotFoundError: it disappeared since the scan.
         IsADirectoryError: it became a folder since the scan.
         OSError: it cannot be read.
     """
-    if stat.path.stat().st_size > max_bytes:
-        return None
-    return stat.path.read_bytes()
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(stat.target or stat.path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileReplacedError(
+                errno.ELOOP, "replaced by a symbolic link between scan and read"
+            ) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if stat_mod.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "became a folder between scan and read")
+        if not stat_mod.S_ISREG(st.st_mode) or (
+            stat.inode and (st.st_dev, st.st_ino) != (stat.device, stat.inode)
+        ):
+            raise FileReplacedError(errno.ESTALE, "replaced by another file between scan and read")
+        if st.st_size > max_bytes:
+            return None
+        return handle.read()
 
 
 _MAGIC = (

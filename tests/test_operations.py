@@ -1,0 +1,138 @@
+"""Files that change under a run, and names no listing should have: each fault of the
+operator's attack on the ingestion, as a test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.ingest import ingest_listings
+from paperwatch import batches
+from paperwatch.clean import extract_urls
+from paperwatch.ingest import (
+    ListingFileStat,
+    name_ignore_reason,
+    printable_name,
+    read_listing_file,
+    scan_folder,
+)
+
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+SEED = "000_5dc500fada0b6079.txt"
+AS_OF = "2026-11-25T10:00:00+00:00"
+
+
+def rows(database: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def _one_seed(tmp_path: Path) -> tuple[Path, Path]:
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    shutil.copy(SEEDS / SEED, folder / SEED)
+    secret = tmp_path / "outside" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n" * 3, encoding="utf-8")
+    return folder, secret
+
+
+def test_a_listing_swapped_for_a_link_after_the_scan_is_not_read(tmp_path: Path) -> None:
+    folder, secret = _one_seed(tmp_path)
+    (stat,) = scan_folder(folder).files
+    (folder / SEED).unlink()
+    (folder / SEED).symlink_to(secret)
+    with pytest.raises(FileNotFoundError, match="replaced by a symbolic link"):
+        read_listing_file(stat, 1 << 20)
+    batch = batches.prepare_files([stat], 1 << 20)
+    assert batch.prepared == []
+    assert batch.vanished == [
+        (
+            SEED,
+            "replaced by a symbolic link between scan and read: not read; "
+            "the folder is scanned again on the next run",
+        )
+    ]
+
+
+def test_a_listing_replaced_by_another_file_after_the_scan_is_not_read(tmp_path: Path) -> None:
+    folder, secret = _one_seed(tmp_path)
+    (stat,) = scan_folder(folder).files
+    other = folder / "other.tmp"
+    shutil.copy(secret, other)
+    os.replace(other, folder / SEED)  # same path, another inode
+    with pytest.raises(FileNotFoundError, match="replaced by another file"):
+        read_listing_file(stat, 1 << 20)
+
+
+def test_a_link_inside_the_folder_is_read_at_its_scanned_target(tmp_path: Path) -> None:
+    folder, _ = _one_seed(tmp_path)
+    (folder / "alias.txt").symlink_to(folder / SEED)
+    scanned = {s.rel: s for s in scan_folder(folder).files}
+    assert read_listing_file(scanned["alias.txt"], 1 << 20) == (SEEDS / SEED).read_bytes()
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_swap_during_a_run_loads_nothing_from_outside(
+    tmp_path: Path, database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, secret = _one_seed(tmp_path)
+    real_read = batches.read_listing_file
+
+    def swap_then_read(stat: ListingFileStat, max_bytes: int) -> bytes | None:
+        (folder / SEED).unlink()
+        (folder / SEED).symlink_to(secret)
+        return real_read(stat, max_bytes)
+
+    monkeypatch.setattr(batches, "read_listing_file", swap_then_read)
+    summary = ingest_listings(str(folder), str(database), AS_OF)
+    assert (summary.files_loaded, summary.entries, summary.files_vanished) == (0, 0, 1)
+    assert rows(database, "select count(*) from papers") == [(0,)]
+    assert rows(database, "select count(*) from paper_occurrences") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("plain_name.txt", "plain_name.txt"),
+        ("论文 列表.txt", "论文 列表.txt"),
+        ("bad\udcff.txt", "bad\\xff.txt"),  # the byte 0xff, as os.listdir gives it
+        ("two\nlines.txt", "two\\nlines.txt"),
+        ("x\u202etxt.exe", "x\\u202etxt.exe"),
+        ("esc\x1b[31m.txt", "esc\\x1b[31m.txt"),
+    ],
+)
+def test_printable_name(name: str, shown: str) -> None:
+    assert printable_name(name) == shown
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_odd_file_names_load_and_are_shown_escaped(tmp_path: Path, database: Path) -> None:
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    data = (SEEDS / SEED).read_bytes()
+    (folder / os.fsdecode(b"bad\xff.txt")).write_bytes(data)
+    (folder / "two\nlines.txt").write_bytes(data.replace(b"NeurIPS", b"ICML"))
+    summary = ingest_listings(str(folder), str(database), AS_OF)
+    assert (summary.files_loaded, summary.new_papers, summary.exact_duplicates) == (2, 19, 19)
+    assert rows(database, "select path, name, status from listing_files order by path") == [
+        ("bad\\xff.txt", "bad\\xff.txt", "loaded"),
+        ("two\\nlines.txt", "two\\nlines.txt", "loaded"),
+    ]
+    again = ingest_listings(str(folder), str(database), "2026-11-26T10:00:00+00:00")
+    assert (again.files_unchanged, again.files_loaded) == (2, 0)
+
+
+def test_office_lock_files_are_passed_over() -> None:
+    assert name_ignore_reason("~$draft.txt") == "an office program's lock file"
+    assert name_ignore_reason(".~lock.draft.txt#") is not None
+    assert name_ignore_reason("draft.txt") is None
+
+
+def test_a_url_with_a_bidi_override_is_not_linked() -> None:
+    raw = "Code: https://example.org/a/\u202egpj.exe and https://example.org/ok."
+    assert extract_urls(raw) == ("https://example.org/ok",)
