@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -68,6 +69,13 @@ AsOfOption = Annotated[
         show_default=False,
     ),
 ]
+AllowFutureOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-future",
+        help="Accept an --as-of later than tomorrow (papers land in that future week).",
+    ),
+]
 WeekOption = Annotated[
     str | None,
     typer.Option(
@@ -79,9 +87,10 @@ WeekOption = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: <message>`` on stderr; the exit to raise (1: failed, 2: refused)."""
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    return typer.Exit(code=1)
+    return typer.Exit(code=code)
 
 
 def _print_ingest(summary: object, database: Path) -> None:
@@ -127,6 +136,7 @@ def ingest(
     folder: FolderOption = None,
     database: DatabaseOption = None,
     as_of: AsOfOption = None,
+    allow_future: AllowFutureOption = False,
 ) -> None:
     """Load every new or changed listing file of the folder into the database.
 
@@ -138,7 +148,7 @@ def ingest(
 
     settings = _settings(watch_dir=folder, database=database)
     assert isinstance(settings, Settings)
-    summary = _run_ingest(settings, as_of)
+    summary = _run_ingest(settings, as_of, allow_future=allow_future)
     _print_ingest(summary, settings.database)
 
 
@@ -149,25 +159,39 @@ def _preflight(
     week: str | None = None,
     folder: bool = False,
     database_exists: bool = False,
+    future: bool = True,
 ) -> None:
-    """Check the inputs before any flow starts (and before Prefect starts its server)."""
-    from paperwatch.clock import parse_as_of, parse_week
+    """Check the inputs before any flow starts (and before Prefect starts its server).
+
+    ``future=False`` refuses an ``as_of`` later than one day from now: papers would be
+    filed under a week no report of the present shows.
+    """
+    from paperwatch import writer_lock
+    from paperwatch.clock import iso_week, now_utc, parse_as_of, parse_week
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
     try:
-        parse_as_of(as_of, settings.tz)
+        moment = parse_as_of(as_of, settings.tz)
         if week is not None:
             parse_week(week)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    if not future and moment > now_utc() + timedelta(days=1):
+        raise _fail(
+            f"--as-of {as_of} is in the future: its papers would belong to "
+            f"{iso_week(moment, settings.tz)}, which no report shows before then; "
+            "pass --allow-future if that is what you want",
+            code=2,
+        )
     if folder and not settings.watch_dir.is_dir():
         state = "is not a folder" if settings.watch_dir.exists() else "does not exist"
         raise _fail(f"watched folder {settings.watch_dir} {state}")
     database = settings.database
     if database.is_dir():
         raise _fail(f"database {database} is a folder; give the path of a .duckdb file")
-    if database_exists and not database.is_file():
+    if database_exists and not database.is_file() and not writer_lock.is_held(database):
+        # (While the very first ingestion runs, the report waits for it instead.)
         raise _fail(
             f"database {database} does not exist: nothing was ingested there "
             "(run `paperwatch ingest`, or check --database)"
@@ -181,7 +205,7 @@ def _database_error(settings: object, exc: Exception) -> typer.Exit:
     return _fail(f"cannot use {settings.database} as a paperwatch database: {exc}")
 
 
-def _run_ingest(settings: object, as_of: str | None) -> object:
+def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = False) -> object:
     import duckdb
 
     from paperwatch.db import DatabaseLockedError
@@ -189,7 +213,7 @@ def _run_ingest(settings: object, as_of: str | None) -> object:
     from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
-    _preflight(settings, as_of=as_of, folder=True)
+    _preflight(settings, as_of=as_of, folder=True, future=allow_future)
     from flows.ingest import ingest_listings
 
     try:
@@ -373,6 +397,7 @@ def run(
     database: DatabaseOption = None,
     report_dir: ReportDirOption = None,
     as_of: AsOfOption = None,
+    allow_future: AllowFutureOption = False,
 ) -> None:
     """Ingest the folder, then render the report of the current ISO week (the main job).
 
@@ -383,7 +408,7 @@ def run(
 
     settings = _settings(watch_dir=folder, database=database, report_dir=report_dir)
     started = time.monotonic()
-    summary = _run_ingest(settings, as_of)
+    summary = _run_ingest(settings, as_of, allow_future=allow_future)
     ingested = time.monotonic()
     from paperwatch.settings import Settings
 

@@ -24,6 +24,7 @@ would make a backfill quadratic in its size.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 import time
@@ -36,6 +37,8 @@ from typing import Any
 import duckdb
 
 from paperwatch.resources import resource_dir
+
+_log = logging.getLogger("paperwatch.db")
 
 #: Storage format the database is created with, so that the ``duckdb`` CLI on
 #: PyPI (1.5.x, which reads storage versions 64-68) can open it.
@@ -106,6 +109,7 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
         config["storage_compatibility_version"] = STORAGE_COMPATIBILITY
     deadline = time.monotonic() + timeout_s
     delay = 0.05
+    told = False
     while True:
         try:
             con = duckdb.connect(str(path), read_only=read_only, config=config)
@@ -116,6 +120,14 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
             message = str(exc)
             if "lock" not in message.lower():
                 raise
+            if not told and timeout_s > 0:
+                told = True
+                _log.warning(
+                    "waiting up to %.0f s for %s: it is held open by %s",
+                    timeout_s,
+                    path,
+                    _holder(message),
+                )
             if time.monotonic() >= deadline:
                 raise DatabaseLockedError(
                     f"{path} is locked by {_holder(message)}; waited {timeout_s:.0f} s. "

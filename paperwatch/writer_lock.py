@@ -70,7 +70,18 @@ def writer_lock(database: Path, timeout_s: float) -> Iterator[float]:
     lock = FileLock(path, timeout=timeout_s, thread_local=False, is_singleton=False)
     started = time.monotonic()
     try:
-        lock.acquire(poll_interval=0.1)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            limit = "as long as it takes" if timeout_s < 0 else f"up to {timeout_s:.0f} s"
+            _log.warning(
+                "waiting for another paperwatch run to finish writing %s (lock file %s); "
+                "waiting %s",
+                database,
+                path,
+                limit,
+            )
+            lock.acquire(poll_interval=0.1)
     except Timeout:
         raise WriterLockTimeout(
             f"another paperwatch run has been writing {database} for over {timeout_s:.0f} s "
@@ -83,6 +94,21 @@ def writer_lock(database: Path, timeout_s: float) -> Iterator[float]:
         yield waited
     finally:
         lock.release()
+
+
+def is_held(database: Path) -> bool:
+    """True when another run holds the writer lock of ``database`` right now (a probe
+    that takes the lock and gives it back at once; False when there is no lock file)."""
+    path = lock_path(database)
+    if not path.exists():
+        return False
+    lock = FileLock(path, timeout=0, thread_local=False, is_singleton=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
 
 
 def holds_writer_lock(fn: Callable[P, R]) -> Callable[P, R]:

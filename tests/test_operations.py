@@ -136,3 +136,74 @@ def test_office_lock_files_are_passed_over() -> None:
 def test_a_url_with_a_bidi_override_is_not_linked() -> None:
     raw = "Code: https://example.org/a/\u202egpj.exe and https://example.org/ok."
     assert extract_urls(raw) == ("https://example.org/ok",)
+
+
+def test_an_as_of_past_tomorrow_is_refused_unless_allowed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from paperwatch.cli import app
+
+    folder, _ = _one_seed(tmp_path)
+    database = tmp_path / "db" / "paperwatch.duckdb"
+    args = ["ingest", "--folder", str(folder), "--database", str(database)]
+    result = CliRunner().invoke(app, [*args, "--as-of", "2099-12-31"])
+    assert result.exit_code == 2
+    assert "--as-of 2099-12-31 is in the future: its papers would belong to 2099-W53" in (
+        result.output
+    )
+    assert "--allow-future" in result.output
+    assert not database.exists()
+
+
+def test_a_report_started_during_the_first_ingestion_waits_instead_of_failing(
+    tmp_path: Path,
+) -> None:
+    import typer
+
+    from paperwatch.cli import _preflight
+    from paperwatch.settings import Settings
+    from paperwatch.writer_lock import is_held, writer_lock
+
+    database = tmp_path / "db" / "paperwatch.duckdb"
+    settings = Settings(database=database)
+    with pytest.raises(typer.Exit):  # nothing ingested, nobody ingesting: refused
+        _preflight(settings, database_exists=True)
+    assert not is_held(database)
+    with writer_lock(database, timeout_s=5):  # the first ingestion holds the lock
+        assert is_held(database)
+        _preflight(settings, database_exists=True)  # no error: the report flow will wait
+    assert not is_held(database)
+
+
+def test_a_run_waiting_for_the_writer_lock_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import threading
+
+    from paperwatch.writer_lock import writer_lock
+
+    database = tmp_path / "db" / "paperwatch.duckdb"
+    acquired = threading.Event()
+    with caplog.at_level(logging.WARNING, logger="paperwatch.writer_lock"):
+        with writer_lock(database, timeout_s=5):
+
+            def second() -> None:
+                with writer_lock(database, timeout_s=-1):
+                    acquired.set()
+
+            waiter = threading.Thread(target=second)
+            waiter.start()
+            while not any(
+                "waiting for another paperwatch run" in r.message for r in caplog.records
+            ):
+                assert waiter.is_alive()
+                threading.Event().wait(0.05)
+            assert not acquired.is_set()
+        waiter.join()
+    assert acquired.is_set()
+    waits = [r.getMessage() for r in caplog.records if "waiting for" in r.getMessage()]
+    assert waits == [
+        f"waiting for another paperwatch run to finish writing {database} "
+        f"(lock file {database}.writer.lock); waiting as long as it takes"
+    ]
