@@ -431,6 +431,12 @@ def test_prefect_yaml_deploys_both_to_a_process_work_pool(server: Server, served
         automations = client.read_resource_related_automations(f"prefect.deployment.{ingest.id}")
     expects = [a.trigger.expect for a in automations if a.enabled]
     assert {"paperwatch.listing.arrived"} in expects
+    # The trigger matches the deployment's own folder, nothing else.
+    assert ingest.parameters["folder"] == f"{ROOT}/seeds"
+    matches = [a.trigger.match for a in automations if a.enabled]
+    assert [dict(m.root) for m in matches] == [
+        {"prefect.resource.id": f"paperwatch.folder.{ROOT}/seeds"}
+    ]
 
 
 def test_watch_local_ingests_in_process_without_a_server(tmp_path: Path) -> None:
