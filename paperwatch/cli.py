@@ -205,6 +205,34 @@ def _database_error(settings: object, exc: Exception) -> typer.Exit:
     return _fail(f"cannot use {settings.database} as a paperwatch database: {exc}")
 
 
+def _up_to_date(settings: object, as_of: str | None) -> object | None:
+    """The summary of an ingestion that would change nothing, decided from a stat-only
+    scan and a read-only look at the database, without starting Prefect; None when
+    there is work (or when that cannot be told at once: no database yet, another run
+    writing it), and the flow runs."""
+    from paperwatch import db, writer_lock
+    from paperwatch.clock import iso_week, parse_as_of
+    from paperwatch.ingest import scan_folder
+    from paperwatch.settings import Settings
+    from paperwatch.store import IngestSummary, nothing_to_ingest
+
+    assert isinstance(settings, Settings)
+    database = settings.database
+    if not database.is_file() or writer_lock.is_held(database):
+        return None
+    scan = scan_folder(settings.watch_dir)
+    try:
+        with db.reader(database, timeout_s=0) as con:
+            if not nothing_to_ingest(con, scan):
+                return None
+    except Exception:  # locked, damaged, older: the flow decides and reports properly
+        return None
+    moment = parse_as_of(as_of, settings.tz)
+    summary = IngestSummary(run_id="", week=iso_week(moment, settings.tz))
+    summary.files_seen = summary.files_unchanged = len(scan.files)
+    return summary
+
+
 def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = False) -> object:
     import duckdb
 
@@ -214,6 +242,9 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, folder=True, future=allow_future)
+    quick = _up_to_date(settings, as_of)
+    if quick is not None:
+        return quick
     from flows.ingest import ingest_listings
 
     try:

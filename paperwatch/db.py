@@ -300,6 +300,16 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     _create_views(con)
 
 
+def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when every migration of ``sql/migrations/`` is recorded as applied (a read-only
+    connection can then use the database as it is; otherwise a writer must upgrade it)."""
+    try:
+        applied = {r[0] for r in con.execute("select version from schema_migrations").fetchall()}
+    except duckdb.CatalogException:
+        return False
+    return all(int(f.name.split("_", 1)[0]) in applied for f in _sql_files("migrations"))
+
+
 def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:
     renamed = con.execute(
         "select table_name from duckdb_tables() where starts_with(table_name, ?) order by 1",

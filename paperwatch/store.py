@@ -24,7 +24,7 @@ import duckdb
 import polars as pl
 
 from paperwatch import db
-from paperwatch.ingest import PreparedFile
+from paperwatch.ingest import PreparedFile, ScanResult, select_changed
 from paperwatch.terms import abstract_key
 from paperwatch.validate import SuiteResult, failure_reasons
 
@@ -78,6 +78,29 @@ def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
         "qualify row_number() over (partition by path order by first_seen desc, file_id desc) = 1"
     ).fetchall()
     return {(str(p), int(s), int(m)) for p, s, m in rows}
+
+
+def nothing_to_ingest(con: duckdb.DuckDBPyConnection, scan: ScanResult) -> bool:
+    """True when an ingestion run over ``scan`` would change nothing in the database.
+
+    That is: the schema is current; every scanned file is recorded with its size and
+    mtime (:func:`known_stats`); every passed-over path was mentioned before; no
+    paper lacks its signature or terms and no run is left ``running`` (a run would
+    complete those). Reads only; a read-only connection will do.
+    """
+    if not db.schema_is_current(con):
+        return False
+    if select_changed(scan.files, known_stats(con)):
+        return False
+    if scan.ignored:
+        known = {r[0] for r in con.execute("select path from ignored_paths").fetchall()}
+        if any(path not in known for path, _ in scan.ignored):
+            return False
+    pending = db.query(con, "pending_derived_work")[0]
+    if pending["unsketched"] or pending["unextracted"]:
+        return False
+    running = con.execute("select count(*) from ingest_runs where status = 'running'").fetchone()
+    return not (running and running[0])
 
 
 def known_sequence_numbers(con: duckdb.DuckDBPyConnection) -> set[int]:

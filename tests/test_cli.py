@@ -50,6 +50,15 @@ def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert f"watched folder {tmp_path / 'nope'} does not exist" in result.output
 
 
+def _fresh_prefect_console() -> None:
+    """Point Prefect's console log handler at the current stderr again: it keeps the
+    stream of the CliRunner invocation that first ran a flow, closed once that ended (a
+    real process runs one command, with one stderr)."""
+    from prefect.logging.configuration import setup_logging
+
+    setup_logging(incremental=False)
+
+
 @pytest.mark.usefixtures("prefect_harness")
 def test_run_twice(seed_folder: Path, tmp_path: Path) -> None:
     args = [
@@ -71,7 +80,51 @@ def test_run_twice(seed_folder: Path, tmp_path: Path) -> None:
         in first.output
     )
     assert f"report of 2026-W48: {tmp_path / 'out' / '2026-W48.html'}" in first.output
+    _fresh_prefect_console()
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
     assert "files: 3 seen, 0 loaded, 3 unchanged" in second.output
     assert "nothing new:" in second.output
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_nothing_new_is_decided_without_a_flow(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    import flows.ingest
+
+    database = tmp_path / "pw.duckdb"
+    args = ["ingest", "--folder", str(seed_folder), "--database", str(database)]
+    first = runner.invoke(app, [*args, "--as-of", "2026-11-25T10:00"])
+    assert first.exit_code == 0, first.output
+
+    flow_runs: list[tuple[object, ...]] = []
+    real_flow = flows.ingest.ingest_listings
+    monkeypatch.setattr(
+        flows.ingest, "ingest_listings", lambda *a: flow_runs.append(a) or real_flow(*a)
+    )
+    quick = runner.invoke(app, args)
+    assert quick.exit_code == 0, quick.output
+    assert "files: 3 seen, 0 loaded, 3 unchanged" in quick.output
+    assert f"nothing new: {database} is up to date" in quick.output
+    assert flow_runs == []  # no flow, no Prefect server
+
+    # Derived data missing (a run killed before near-duplicates): the flow runs.
+    with duckdb.connect(str(database)) as con:
+        con.execute(
+            "delete from paper_minhash where paper_id in (select min(paper_id) from papers)"
+        )
+    repaired = runner.invoke(app, args)
+    assert repaired.exit_code == 0, repaired.output
+    assert len(flow_runs) == 1
+    # A new file: the flow runs.
+    (seed_folder / "extra.txt").write_text(
+        (seed_folder / "000_5dc500fada0b6079.txt").read_text(encoding="utf-8") + "\n",
+        encoding="utf-8",
+    )
+    loaded = runner.invoke(app, args)
+    assert loaded.exit_code == 0, loaded.output
+    assert len(flow_runs) == 2
+    assert "files: 4 seen, 1 loaded, 3 unchanged" in loaded.output
