@@ -9,9 +9,11 @@ workers).
 - :func:`plan_batches` cuts the pending files into batches of at most
   ``Settings.batch_files`` files and ``Settings.batch_bytes`` bytes (memory bound);
 - :func:`prepare_batch` reads, hashes, parses and cleans a batch's files, in a
-  :class:`concurrent.futures.ProcessPoolExecutor` when given one
-  (:func:`prepare_pool`), and builds each file's rows for the ``papers`` suite in
-  the same worker;
+  process pool when given one (:func:`prepare_pool`: workers under a memory ceiling
+  that exit with the run), and builds each file's rows for the ``papers`` suite in
+  the same worker. A file whose preparation raises, or kills its worker, is not
+  prepared but listed in :attr:`PreparedBatch.failed` (the rest of the batch is), to be
+  quarantined whole (:func:`paperwatch.store.quarantine_unprepared`);
 - :func:`check_batch` runs the two Great Expectations suites over the batch;
 - :func:`load_batch` loads each file of the batch in its own transaction.
 """
@@ -20,14 +22,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import polars as pl
+from polars.exceptions import PanicException
 
 from paperwatch import db
 from paperwatch.ingest import (
@@ -45,10 +50,19 @@ from paperwatch.store import (
     RunContext,
     existing_paper_ids,
     load_file,
+    quarantine_unprepared,
 )
 from paperwatch.terms import abstract_key, extract_terms
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.workers import (
+    IsolatedWorker,
+    WorkerDied,
+    exception_summary,
+    init_worker,
+    inject_fault,
+    internal_error_reason,
+)
 
 #: Below this many pending bytes a run prepares files in its own process: starting
 #: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
@@ -80,6 +94,15 @@ def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
 
 
 @dataclass(frozen=True, slots=True)
+class PrepareFailure:
+    """A file whose preparation raised or killed its worker: ``reason`` is the quarantine
+    reason (:func:`paperwatch.workers.internal_error_reason`)."""
+
+    stat: ListingFileStat
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedBatch:
     """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
 
@@ -93,12 +116,15 @@ class PreparedBatch:
             the files were prepared: columns ``key`` (:func:`abstract_key` of the
             abstract), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
             the key in place of the paper id (a paper's terms depend only on its text).
+        failed: files whose preparation raised or killed the worker, with the reason; not
+            in ``prepared``. They are quarantined whole.
     """
 
     prepared: list[PreparedFile] = field(default_factory=list)
     frames: list[pl.DataFrame] = field(default_factory=list)
     vanished: list[tuple[str, str]] = field(default_factory=list)
     terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
+    failed: list[PrepareFailure] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +180,41 @@ def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
     return f"cannot be read: {exc.strerror}; it is retried on the next run"
 
 
+def _failure(stat: ListingFileStat, exc: BaseException) -> PrepareFailure:
+    return PrepareFailure(stat, internal_error_reason(exception_summary(exc)))
+
+
+def _contained_terms(batch: PreparedBatch) -> PreparedBatch:
+    """``batch`` with its terms; when extraction raises, each file is tried alone and the
+    files whose terms raise move to ``failed``."""
+    try:
+        return PreparedBatch(
+            batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared), batch.failed
+        )
+    except (Exception, PanicException):
+        pass
+    kept = PreparedBatch(vanished=batch.vanished, failed=list(batch.failed))
+    for file, frame in zip(batch.prepared, batch.frames, strict=True):
+        try:
+            batch_terms([file])
+        except (Exception, PanicException) as exc:
+            kept.failed.append(_failure(file.stat, exc))
+            continue
+        kept.prepared.append(file)
+        kept.frames.append(frame)
+    return PreparedBatch(
+        kept.prepared, kept.frames, kept.vanished, batch_terms(kept.prepared), kept.failed
+    )
+
+
 def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
-    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`)."""
+    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`).
+
+    An exception (or a Polars panic) while preparing a file, building its suite rows or
+    extracting its terms puts that file in :attr:`PreparedBatch.failed` with the reason;
+    the other files are prepared. Raises only what reading raises besides a vanished file
+    (``OSError``), and ``KeyboardInterrupt``.
+    """
     batch = PreparedBatch()
     for stat in stats:
         try:
@@ -163,10 +222,16 @@ def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedB
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
             continue
-        prepared = prepare_file(stat, data, max_bytes)
+        try:
+            inject_fault(stat.name)
+            prepared = prepare_file(stat, data, max_bytes)
+            frame = entries_frame([prepared])
+        except (Exception, PanicException) as exc:
+            batch.failed.append(_failure(stat, exc))
+            continue
         batch.prepared.append(prepared)
-        batch.frames.append(entries_frame([prepared]))
-    return PreparedBatch(batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared))
+        batch.frames.append(frame)
+    return _contained_terms(batch)
 
 
 def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
@@ -179,6 +244,7 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
         merged.prepared.extend(part.prepared)
         merged.frames.extend(part.frames)
         merged.vanished.extend(part.vanished)
+        merged.failed.extend(part.failed)
         keys = set(part.terms["key"].unique().to_list())
         if keys & seen:
             terms.append(part.terms.filter(~pl.col("key").is_in(list(seen))))
@@ -188,7 +254,11 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
     if not terms:
         return merged
     return PreparedBatch(
-        merged.prepared, merged.frames, merged.vanished, pl.concat(terms, how="vertical")
+        merged.prepared,
+        merged.frames,
+        merged.vanished,
+        pl.concat(terms, how="vertical"),
+        merged.failed,
     )
 
 
@@ -207,6 +277,97 @@ def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[List
     return chunks
 
 
+def prepare_isolated(
+    stats: Sequence[ListingFileStat], max_bytes: int, memory_limit: int = 0
+) -> PreparedBatch:
+    """Prepare ``stats`` one file at a time in a process of their own
+    (:class:`~paperwatch.workers.IsolatedWorker`, under the memory ceiling): a file during
+    which the process dies is the one that killed it, and goes to ``failed`` with how it
+    died; the next file gets a new process. Used for the files of a pool that broke.
+
+    Args:
+        stats: the files, in order.
+        max_bytes: ``Settings.max_file_bytes``.
+        memory_limit: ``Settings.prepare_memory_limit_bytes`` (0: no ceiling).
+
+    Returns:
+        The files prepared, in order, as :func:`prepare_files` would.
+    """
+    parts: list[PreparedBatch] = []
+    worker: IsolatedWorker | None = None
+    try:
+        for stat in stats:
+            if worker is None:
+                worker = IsolatedWorker(prepare_files, (max_bytes,), memory_limit)
+            try:
+                parts.append(worker.run(stat))
+            except WorkerDied as died:
+                parts.append(
+                    PreparedBatch(
+                        failed=[PrepareFailure(stat, internal_error_reason(died.summary))]
+                    )
+                )
+                worker.close()
+                worker = None
+    finally:
+        if worker is not None:
+            worker.close()
+    return merge_batches(parts)
+
+
+class PreparePool(Executor):
+    """A ``spawn`` process pool of preparation workers (:func:`~paperwatch.workers.init_worker`:
+    memory ceiling, exit with the run) that replaces itself when a worker died.
+
+    A worker that dies breaks a :class:`~concurrent.futures.ProcessPoolExecutor` for good
+    (every pending future fails with ``BrokenProcessPool``); the next :meth:`submit` starts
+    a new pool.
+
+    Attributes:
+        workers: processes.
+        memory_limit: the ceiling of each (bytes, 0: none).
+    """
+
+    def __init__(self, workers: int, memory_limit: int = 0) -> None:
+        self.workers = workers
+        self.memory_limit = memory_limit
+        self._lock = threading.Lock()
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init_worker,
+            initargs=(self.memory_limit, os.getpid()),
+        )
+
+    def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future:
+        """Submit to the pool, starting a new pool first when the current one broke."""
+        with self._lock:
+            try:
+                return self._pool.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+                return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut the current pool down (see :meth:`ProcessPoolExecutor.shutdown`)."""
+        with self._lock:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def terminate(self) -> None:
+        """Kill the workers now (an interrupted run: do not wait for the files they hold)."""
+        with self._lock:
+            processes = list((getattr(self._pool, "_processes", None) or {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join()
+
+
 def prepare_batch(
     stats: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
 ) -> PreparedBatch:
@@ -215,18 +376,37 @@ def prepare_batch(
     Args:
         stats: the batch's files, as scanned.
         max_bytes: files larger than this are not read (``Settings.max_file_bytes``).
-        pool: an executor from :func:`prepare_pool`, or None for this process. The
-            files go to the workers in about four chunks per worker, in order.
+        pool: a :class:`PreparePool` from :func:`prepare_pool` (or any executor), or None
+            for this process. The files go to the workers in about four chunks per
+            worker, in order. The files of a chunk whose worker died (or whose pool
+            broke because another worker died) are prepared again one by one in a
+            process of their own (:func:`prepare_isolated`), which finds the file that
+            killed it.
 
     Returns:
-        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished files);
-        identical with or without a pool.
+        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished and failed
+        files); identical with or without a pool.
     """
-    if pool is None or len(stats) <= 1:
+    if pool is None:
         return prepare_files(stats, max_bytes)
-    workers = getattr(pool, "_max_workers", 2)
+    workers: int = getattr(pool, "workers", 0) or getattr(pool, "_max_workers", 2)
+    memory_limit = getattr(pool, "memory_limit", 0)
     chunks = split_evenly(stats, min(len(stats), 4 * workers))
-    return merge_batches(pool.map(prepare_files, chunks, [max_bytes] * len(chunks)))
+    futures: list[Future[PreparedBatch] | None] = []
+    for chunk in chunks:
+        try:
+            futures.append(pool.submit(prepare_files, chunk, max_bytes))
+        except BrokenProcessPool:
+            futures.append(None)
+    parts = []
+    for chunk, future in zip(chunks, futures, strict=True):
+        try:
+            if future is None:
+                raise BrokenProcessPool("the pool broke before the chunk was submitted")
+            parts.append(future.result())
+        except Exception:  # BrokenProcessPool, or a result that could not be sent back
+            parts.append(prepare_isolated(chunk, max_bytes, memory_limit))
+    return merge_batches(parts)
 
 
 def default_workers(setting: int) -> int:
@@ -235,16 +415,25 @@ def default_workers(setting: int) -> int:
 
 
 @contextmanager
-def prepare_pool(workers: int, pending_bytes: int) -> Iterator[Executor | None]:
-    """A process pool of ``workers`` processes (``spawn`` start method: Polars' threads do not
-    survive ``fork``), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES`
-    are pending. The pool is shut down on exit."""
+def prepare_pool(
+    workers: int, pending_bytes: int, memory_limit: int = 0
+) -> Iterator[PreparePool | None]:
+    """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
+    threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each (0:
+    none), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending.
+
+    The pool is shut down on exit; on an exception (``KeyboardInterrupt`` included) its
+    workers are killed at once. Workers also exit by themselves when this process dies.
+    """
     if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
         yield None
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = PreparePool(workers, memory_limit)
     try:
         yield pool
+    except BaseException:
+        pool.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -303,9 +492,16 @@ def store_batch_terms(
 
 
 def load_batch(
-    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
+    con: duckdb.DuckDBPyConnection,
+    batch: PreparedBatch,
+    checked: CheckedBatch,
+    run: RunContext,
+    max_bytes: int,
 ) -> list[FileOutcome]:
-    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`).
+    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`),
+    then quarantine whole each file whose preparation failed
+    (:func:`paperwatch.store.quarantine_unprepared`; ``max_bytes`` is
+    ``Settings.max_file_bytes``, the most of its bytes read again to be kept).
 
     Which of the batch's paper ids are already recorded is read once for the batch (one
     scan of ``papers``) and kept up to date in memory as the files load.
@@ -320,4 +516,6 @@ def load_batch(
         outcome = load_file(con, file, checked.of(index, file.stat.rel), run, known)
         known.update(outcome.new_paper_ids)
         outcomes.append(outcome)
+    for failure in batch.failed:
+        outcomes.append(quarantine_unprepared(con, failure.stat, failure.reason, run, max_bytes))
     return outcomes

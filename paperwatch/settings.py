@@ -173,6 +173,14 @@ class Settings(BaseSettings):
         "(0: one per CPU core; 1: in the run's own process). Used when more than 8 MiB are "
         "pending, and as the number of workers of a temporary Dask cluster.",
     )
+    prepare_memory_limit_bytes: int = Field(
+        default=4 * 1024 * 1024 * 1024,
+        ge=0,
+        description="Memory ceiling of each process that prepares files (RLIMIT_DATA, bytes; "
+        "0: none): a file whose preparation needs more is quarantined, the rest of its "
+        "batch loads. Applies to the worker processes (runs with more than 8 MiB pending, "
+        "files retried alone after a worker died) and to a temporary Dask cluster's workers.",
+    )
     task_runner: Literal["local", "dask"] = Field(
         default="local",
         description="Where the parse/clean/validate stage runs: 'local' (this process and "
