@@ -10,6 +10,8 @@ tell which file killed a worker.
   process dies, the file it was preparing is the one that killed it.
 - :func:`internal_error_reason` is the quarantine reason of such a file, naming the
   paperwatch version (a new version retries it).
+- :func:`start_server_guard` makes sure Prefect's temporary API server of a command-line
+  run stops when the run is killed.
 
 Why ``RLIMIT_DATA`` and not ``RLIMIT_AS``: a worker that imported Polars and extracted
 terms maps about 850 MB of address space (thread stacks, allocator reservations; more on
@@ -25,10 +27,13 @@ import multiprocessing
 import os
 import resource
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 from paperwatch import __version__
@@ -222,3 +227,60 @@ class IsolatedWorker:
                 self._process.kill()
                 self._process.join()
         self._conn.close()
+
+
+# --- the temporary Prefect server of a command-line run --------------------------------
+
+#: What the command line of Prefect's temporary API server holds (checked before killing a pid).
+_SERVER_MARK = b"prefect.server.api.server:create_app"
+
+
+def guard(parent_pid: int, child_pid: int, poll_s: float = PARENT_POLL_S) -> None:
+    """Wait until ``parent_pid`` or ``child_pid`` is gone; when the parent went first, stop
+    the child (SIGTERM, SIGKILL after 5 s) if it is still Prefect's temporary server.
+
+    Run as ``python -m paperwatch.workers <parent pid> <child pid>`` by
+    :func:`start_server_guard`: Prefect stops its temporary server at the exit of the
+    process that started it (``atexit``), which does not happen when that process is
+    killed (``SIGKILL``, the out-of-memory killer).
+    """
+    cmdline = Path(f"/proc/{child_pid}/cmdline")
+    while _alive(parent_pid) and _alive(child_pid):
+        time.sleep(poll_s)
+    if _alive(parent_pid) or not _alive(child_pid):
+        return
+    try:
+        if _SERVER_MARK not in cmdline.read_bytes():
+            return  # the pid was reused
+        os.kill(child_pid, signal.SIGTERM)
+        for _ in range(50):
+            time.sleep(0.1)
+            if not _alive(child_pid):
+                return
+        os.kill(child_pid, signal.SIGKILL)
+    except (OSError, ProcessLookupError):
+        return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has exited
+
+
+def start_server_guard(server_pid: int) -> subprocess.Popen[bytes]:
+    """Start :func:`guard` for this process and Prefect's temporary server ``server_pid``,
+    in a session of its own (Ctrl-C in the terminal does not reach it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "paperwatch.workers", str(os.getpid()), str(server_pid)],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+if __name__ == "__main__":
+    guard(int(sys.argv[1]), int(sys.argv[2]))
