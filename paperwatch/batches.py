@@ -8,12 +8,13 @@ workers).
 
 - :func:`plan_batches` cuts the pending files into batches of at most
   ``Settings.batch_files`` files and ``Settings.batch_bytes`` bytes (memory bound);
-- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files, in a
-  process pool when given one (:func:`prepare_pool`: workers under a memory ceiling
-  that exit with the run), and builds each file's rows for the ``papers`` suite in
-  the same worker. A file whose preparation raises, or kills its worker, is not
-  prepared but listed in :attr:`PreparedBatch.failed` (the rest of the batch is), to be
-  quarantined whole (:func:`paperwatch.store.quarantine_unprepared`);
+- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files
+  (:func:`paperwatch.prepare.prepare_files`), in a process pool when given one
+  (:func:`prepare_pool`: workers under a memory ceiling that exit with the run), and
+  builds each file's rows for the ``papers`` suite in the same worker. A file whose
+  preparation raises, or kills its worker, is not prepared but listed in
+  :attr:`PreparedBatch.failed` (the rest of the batch is), to be quarantined whole
+  (:func:`paperwatch.store.quarantine_unprepared`);
 - :func:`check_batch` runs the two Great Expectations suites over the batch;
 - :func:`load_batch` loads each file of the batch in its own transaction.
 """
@@ -27,22 +28,25 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import polars as pl
-from polars.exceptions import PanicException
 
 from paperwatch import db
 from paperwatch.ingest import (
     ENTRY_SCHEMA,
     ListingFileStat,
-    PreparedFile,
-    entries_frame,
     files_frame,
-    prepare_file,
-    read_listing_file,
+)
+from paperwatch.prepare import (
+    TERMS_SCHEMA,
+    PreparedBatch,
+    PrepareFailure,
+    batch_terms,
+    merge_batches,
+    prepare_files,
 )
 from paperwatch.store import (
     CheckedFile,
@@ -52,17 +56,33 @@ from paperwatch.store import (
     load_file,
     quarantine_unprepared,
 )
-from paperwatch.terms import abstract_key, extract_terms
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
 from paperwatch.workers import (
     IsolatedWorker,
     WorkerDied,
-    exception_summary,
     init_worker,
-    inject_fault,
     internal_error_reason,
 )
+
+__all__ = [
+    "TERMS_SCHEMA",
+    "CheckedBatch",
+    "PrepareFailure",
+    "PreparePool",
+    "PreparedBatch",
+    "batch_terms",
+    "check_batch",
+    "load_batch",
+    "merge_batches",
+    "plan_batches",
+    "prepare_batch",
+    "prepare_files",
+    "prepare_isolated",
+    "prepare_pool",
+    "split_evenly",
+    "store_batch_terms",
+]
 
 #: Below this many pending bytes a run prepares files in its own process: starting
 #: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
@@ -70,61 +90,6 @@ POOL_MIN_BYTES = 8 * 1024 * 1024
 #: From this many pending bytes on, a run keeps the database open for all its batches
 #: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
 SESSION_MIN_BYTES = 8 * 1024 * 1024
-
-
-#: Columns of :attr:`PreparedBatch.terms`.
-TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "key": pl.String,
-    "term": pl.String,
-    "n": pl.Int32,
-}
-
-
-def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
-    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
-    texts: dict[str, str] = {}
-    for file in prepared:
-        for entry in file.entries:
-            if entry.clean is not None:
-                texts.setdefault(abstract_key(entry.clean.abstract), entry.clean.abstract)
-    if not texts:
-        return pl.DataFrame(schema=TERMS_SCHEMA)
-    papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
-    return extract_terms(papers).rename({"paper_id": "key"})
-
-
-@dataclass(frozen=True, slots=True)
-class PrepareFailure:
-    """A file whose preparation raised or killed its worker: ``reason`` is the quarantine
-    reason (:func:`paperwatch.workers.internal_error_reason`)."""
-
-    stat: ListingFileStat
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PreparedBatch:
-    """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
-
-    Attributes:
-        prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
-        frames: ``entries_frame([f])`` for each of ``prepared`` (same order; empty for a
-            file that is not text).
-        vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
-            no permission); they are retried on a later run.
-        terms: the terms of every distinct clean abstract of the batch, extracted where
-            the files were prepared: columns ``key`` (:func:`abstract_key` of the
-            abstract), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
-            the key in place of the paper id (a paper's terms depend only on its text).
-        failed: files whose preparation raised or killed the worker, with the reason; not
-            in ``prepared``. They are quarantined whole.
-    """
-
-    prepared: list[PreparedFile] = field(default_factory=list)
-    frames: list[pl.DataFrame] = field(default_factory=list)
-    vanished: list[tuple[str, str]] = field(default_factory=list)
-    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
-    failed: list[PrepareFailure] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,96 +135,6 @@ def plan_batches(
     if current:
         batches.append(current)
     return batches
-
-
-def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return "disappeared between scan and read; it is read when it comes back"
-    if isinstance(exc, IsADirectoryError):
-        return "became a folder between scan and read"
-    return f"cannot be read: {exc.strerror}; it is retried on the next run"
-
-
-def _failure(stat: ListingFileStat, exc: BaseException) -> PrepareFailure:
-    return PrepareFailure(stat, internal_error_reason(exception_summary(exc)))
-
-
-def _contained_terms(batch: PreparedBatch) -> PreparedBatch:
-    """``batch`` with its terms; when extraction raises, each file is tried alone and the
-    files whose terms raise move to ``failed``."""
-    try:
-        return PreparedBatch(
-            batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared), batch.failed
-        )
-    except (Exception, PanicException):
-        pass
-    kept = PreparedBatch(vanished=batch.vanished, failed=list(batch.failed))
-    for file, frame in zip(batch.prepared, batch.frames, strict=True):
-        try:
-            batch_terms([file])
-        except (Exception, PanicException) as exc:
-            kept.failed.append(_failure(file.stat, exc))
-            continue
-        kept.prepared.append(file)
-        kept.frames.append(frame)
-    return PreparedBatch(
-        kept.prepared, kept.frames, kept.vanished, batch_terms(kept.prepared), kept.failed
-    )
-
-
-def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
-    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`).
-
-    An exception (or a Polars panic) while preparing a file, building its suite rows or
-    extracting its terms puts that file in :attr:`PreparedBatch.failed` with the reason;
-    the other files are prepared. Raises only what reading raises besides a vanished file
-    (``OSError``), and ``KeyboardInterrupt``.
-    """
-    batch = PreparedBatch()
-    for stat in stats:
-        try:
-            data = read_listing_file(stat, max_bytes)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
-            continue
-        try:
-            inject_fault(stat.name)
-            prepared = prepare_file(stat, data, max_bytes)
-            frame = entries_frame([prepared])
-        except (Exception, PanicException) as exc:
-            batch.failed.append(_failure(stat, exc))
-            continue
-        batch.prepared.append(prepared)
-        batch.frames.append(frame)
-    return _contained_terms(batch)
-
-
-def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
-    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers);
-    an abstract in several parts keeps the terms of its first part."""
-    merged = PreparedBatch()
-    terms: list[pl.DataFrame] = []
-    seen: set[str] = set()
-    for part in parts:
-        merged.prepared.extend(part.prepared)
-        merged.frames.extend(part.frames)
-        merged.vanished.extend(part.vanished)
-        merged.failed.extend(part.failed)
-        keys = set(part.terms["key"].unique().to_list())
-        if keys & seen:
-            terms.append(part.terms.filter(~pl.col("key").is_in(list(seen))))
-        else:
-            terms.append(part.terms)
-        seen |= keys
-    if not terms:
-        return merged
-    return PreparedBatch(
-        merged.prepared,
-        merged.frames,
-        merged.vanished,
-        pl.concat(terms, how="vertical"),
-        merged.failed,
-    )
 
 
 def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
@@ -419,13 +294,21 @@ def prepare_pool(
     workers: int, pending_bytes: int, memory_limit: int = 0
 ) -> Iterator[PreparePool | None]:
     """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
-    threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each (0:
-    none), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending.
+    threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each.
+
+    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending, starting
+    several workers costs more than it saves: with a ceiling, the pool has one process
+    (about 1 s to start: a file that aborts or exhausts memory must not take the run
+    down, nor make every later run crash on it); without one (``memory_limit`` 0), None:
+    the files are prepared in this process, where exceptions are contained but an abort
+    is not.
 
     The pool is shut down on exit; on an exception (``KeyboardInterrupt`` included) its
     workers are killed at once. Workers also exit by themselves when this process dies.
     """
     if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
+        workers = 1
+    if workers == 1 and memory_limit == 0:
         yield None
         return
     pool = PreparePool(workers, memory_limit)

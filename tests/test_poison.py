@@ -66,6 +66,29 @@ def folder(tmp_path: Path) -> Path:
     return listings
 
 
+def test_a_small_run_prepares_in_one_worker_process_under_the_ceiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under 8 MiB pending, the files go to one worker: an abort there is contained too."""
+    from flows.ingest import ingest_listings
+
+    listings = tmp_path / "listings"
+    shutil.copytree(SEEDS, listings)
+    (listings / "poison_abort.txt").write_bytes(poison_listing("abort"))
+    monkeypatch.setenv(FAULT_ENV, "poison_abort.txt:abort")
+    summary = ingest_listings(str(listings), str(tmp_path / "pw.duckdb"), AS_OF)
+    assert (summary.files_loaded, summary.files_quarantined, summary.new_papers) == (3, 1, 54)
+    assert [(o.rel, o.reason) for o in summary.files if o.status == "quarantined"] == [
+        (
+            "poison_abort.txt",
+            "internal error while preparing: the worker process aborted (SIGABRT; e.g. an "
+            "allocation over the memory ceiling of 4,096 MiB (setting "
+            f"prepare_memory_limit_bytes)) (paperwatch {VERSION})",
+        )
+    ]
+    assert spawned_workers() == []
+
+
 def test_a_file_that_kills_its_worker_is_quarantined_and_the_batch_loads(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,7 +160,9 @@ def test_another_version_tries_a_quarantined_file_again(
 
     database = tmp_path / "pw.duckdb"
     monkeypatch.setenv(FAULT_ENV, "poison_exit.txt:raise,poison_memory.txt:raise")
-    first = ingest_listings(str(folder), str(database), AS_OF)  # in-process (a small run)
+    # No ceiling: a small run prepares in the run's own process; exceptions are contained.
+    monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")
+    first = ingest_listings(str(folder), str(database), AS_OF)
     assert (first.files_loaded, first.files_quarantined, first.new_papers) == (3, 2, 54)
     assert rows(database, "select reason from listing_files where path = 'poison_exit.txt'") == [
         (
@@ -147,6 +172,7 @@ def test_another_version_tries_a_quarantined_file_again(
     ]
 
     monkeypatch.delenv(FAULT_ENV)
+    monkeypatch.delenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES")  # one worker process
     monkeypatch.setattr(store, "__version__", "9.9.9")  # the fixed paperwatch
     fixed = ingest_listings(str(folder), str(database), AS_OF)
     assert (fixed.files_unchanged, fixed.files_loaded, fixed.files_quarantined) == (3, 2, 0)
