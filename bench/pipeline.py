@@ -238,7 +238,7 @@ def run_paperwatch(
         session = bulk_session(database, settings.lock_timeout_s, pending)
         session.__enter__()
         try:
-            with prepare_pool(workers, pending) as pool:
+            with prepare_pool(workers, pending, settings.prepare_memory_limit_bytes) as pool:
                 future = reader.submit(prepare_batch, batches[0], settings.max_file_bytes, pool)
                 for index in range(len(batches)):
                     with timings.stage("prepare (wait)"):
@@ -251,7 +251,7 @@ def run_paperwatch(
                         checked = check_batch(read, numbers)
                     with timings.stage("load"):
                         with db.writer(database, settings.lock_timeout_s) as con:
-                            outcomes = load_batch(con, read, checked, run)
+                            outcomes = load_batch(con, read, checked, run, settings.max_file_bytes)
                     with timings.stage("terms (store)"):
                         with db.writer(database, settings.lock_timeout_s) as con:
                             store_batch_terms(con, read, outcomes, run.week)

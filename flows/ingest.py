@@ -34,6 +34,7 @@ from paperwatch.batches import (
     merge_batches,
     plan_batches,
     prepare_batch,
+    prepare_isolated,
     prepare_pool,
     split_evenly,
     store_batch_terms,
@@ -128,7 +129,7 @@ def load_listing_files(
     (extracted with the batch)."""
     logger = get_run_logger()
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        outcomes = load_batch(con, batch, checked, run)
+        outcomes = load_batch(con, batch, checked, run, settings.max_file_bytes)
         store_batch_terms(con, batch, outcomes, run.week)
     for outcome in outcomes:
         if outcome.status == "quarantined":
@@ -145,6 +146,9 @@ def load_listing_files(
                 outcome.new_papers,
             )
     return outcomes
+
+
+_Reading = tuple[list[ListingFileStat], PrefectFuture[PreparedBatch]]
 
 
 class _Stage:
@@ -166,31 +170,61 @@ class _Stage:
             if self.settings.dask_address:
                 runner = DaskTaskRunner(address=self.settings.dask_address)
             else:
-                runner = DaskTaskRunner(
-                    cluster_kwargs={
-                        "n_workers": self.workers,
-                        "threads_per_worker": 1,
-                        "processes": self.settings.dask_processes,
-                        "dashboard_address": None,
-                    }
-                )
+                cluster: dict[str, Any] = {
+                    "n_workers": self.workers,
+                    "threads_per_worker": 1,
+                    "processes": self.settings.dask_processes,
+                    "dashboard_address": None,
+                }
+                if self.settings.dask_processes and self.settings.prepare_memory_limit_bytes:
+                    # The nanny restarts a worker over it; the files go to prepare_isolated.
+                    cluster["memory_limit"] = self.settings.prepare_memory_limit_bytes
+                runner = DaskTaskRunner(cluster_kwargs=cluster)
             self.dask = self._stack.enter_context(runner)
         else:
-            self.pool = self._stack.enter_context(prepare_pool(self.workers, self.pending_bytes))
+            self.pool = self._stack.enter_context(
+                prepare_pool(
+                    self.workers, self.pending_bytes, self.settings.prepare_memory_limit_bytes
+                )
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def read(self, batch: Sequence[ListingFileStat]) -> list[PrefectFuture[PreparedBatch]]:
-        """Start reading a batch; the futures' results merge into its :class:`PreparedBatch`."""
+    def read(self, batch: Sequence[ListingFileStat]) -> list[_Reading]:
+        """Start reading a batch; :meth:`collect` merges the parts into its
+        :class:`PreparedBatch`."""
         max_bytes = self.settings.max_file_bytes
         if self.dask is not None:
             return [
-                self.dask.submit(read_listing_files, {"batch": chunk, "max_bytes": max_bytes})
+                (
+                    chunk,
+                    self.dask.submit(read_listing_files, {"batch": chunk, "max_bytes": max_bytes}),
+                )
                 for chunk in split_evenly(batch, self.workers)
             ]
-        return [read_listing_files.submit(batch, max_bytes, self.pool)]
+        return [(list(batch), read_listing_files.submit(batch, max_bytes, self.pool))]
+
+    def collect(self, reading: list[_Reading]) -> PreparedBatch:
+        """The batch read by :meth:`read`. A Dask part that failed (its worker died, e.g.
+        restarted by the nanny over the memory ceiling) is prepared again here, one file at
+        a time in a process of its own (:func:`paperwatch.batches.prepare_isolated`)."""
+        parts = []
+        for chunk, future in reading:
+            try:
+                parts.append(future.result())
+            except Exception:
+                if self.dask is None:
+                    raise
+                parts.append(
+                    prepare_isolated(
+                        chunk,
+                        self.settings.max_file_bytes,
+                        self.settings.prepare_memory_limit_bytes,
+                    )
+                )
+        return merge_batches(parts)
 
     def validate(self, batch: PreparedBatch, numbers: set[int]) -> CheckedBatch:
         """Run the two suites over the batch (on a Dask worker when configured)."""
@@ -296,7 +330,7 @@ def ingest_listings(
         ):
             pending_read = stage.read(batches[0]) if batches else []
             for number, batch in enumerate(batches):
-                read = merge_batches(future.result() for future in pending_read)
+                read = stage.collect(pending_read)
                 # Read the next batch while this one is validated and loaded.
                 pending_read = stage.read(batches[number + 1]) if number + 1 < len(batches) else []
                 for rel, reason in read.vanished:

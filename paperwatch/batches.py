@@ -8,10 +8,13 @@ workers).
 
 - :func:`plan_batches` cuts the pending files into batches of at most
   ``Settings.batch_files`` files and ``Settings.batch_bytes`` bytes (memory bound);
-- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files, in a
-  :class:`concurrent.futures.ProcessPoolExecutor` when given one
-  (:func:`prepare_pool`), and builds each file's rows for the ``papers`` suite in
-  the same worker;
+- :func:`prepare_batch` reads, hashes, parses and cleans a batch's files
+  (:func:`paperwatch.prepare.prepare_files`), in a process pool when given one
+  (:func:`prepare_pool`: workers under a memory ceiling that exit with the run), and
+  builds each file's rows for the ``papers`` suite in the same worker. A file whose
+  preparation raises, or kills its worker, is not prepared but listed in
+  :attr:`PreparedBatch.failed` (the rest of the batch is), to be quarantined whole
+  (:func:`paperwatch.store.quarantine_unprepared`);
 - :func:`check_batch` runs the two Great Expectations suites over the batch;
 - :func:`load_batch` loads each file of the batch in its own transaction.
 """
@@ -20,10 +23,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -32,13 +37,16 @@ import polars as pl
 from paperwatch import db
 from paperwatch.ingest import (
     ENTRY_SCHEMA,
-    FileReplacedError,
     ListingFileStat,
-    PreparedFile,
-    entries_frame,
     files_frame,
-    prepare_file,
-    read_listing_file,
+)
+from paperwatch.prepare import (
+    TERMS_SCHEMA,
+    PreparedBatch,
+    PrepareFailure,
+    batch_terms,
+    merge_batches,
+    prepare_files,
 )
 from paperwatch.store import (
     CheckedFile,
@@ -46,10 +54,35 @@ from paperwatch.store import (
     RunContext,
     existing_paper_ids,
     load_file,
+    quarantine_unprepared,
 )
-from paperwatch.terms import abstract_key, extract_terms
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.workers import (
+    IsolatedWorker,
+    WorkerDied,
+    init_worker,
+    internal_error_reason,
+)
+
+__all__ = [
+    "TERMS_SCHEMA",
+    "CheckedBatch",
+    "PrepareFailure",
+    "PreparePool",
+    "PreparedBatch",
+    "batch_terms",
+    "check_batch",
+    "load_batch",
+    "merge_batches",
+    "plan_batches",
+    "prepare_batch",
+    "prepare_files",
+    "prepare_isolated",
+    "prepare_pool",
+    "split_evenly",
+    "store_batch_terms",
+]
 
 #: Below this many pending bytes a run prepares files in its own process: starting
 #: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
@@ -57,49 +90,6 @@ POOL_MIN_BYTES = 8 * 1024 * 1024
 #: From this many pending bytes on, a run keeps the database open for all its batches
 #: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
 SESSION_MIN_BYTES = 8 * 1024 * 1024
-
-
-#: Columns of :attr:`PreparedBatch.terms`.
-TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "key": pl.String,
-    "term": pl.String,
-    "n": pl.Int32,
-}
-
-
-def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
-    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
-    texts: dict[str, str] = {}
-    for file in prepared:
-        for entry in file.entries:
-            if entry.clean is not None:
-                texts.setdefault(abstract_key(entry.clean.abstract), entry.clean.abstract)
-    if not texts:
-        return pl.DataFrame(schema=TERMS_SCHEMA)
-    papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
-    return extract_terms(papers).rename({"paper_id": "key"})
-
-
-@dataclass(frozen=True, slots=True)
-class PreparedBatch:
-    """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
-
-    Attributes:
-        prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
-        frames: ``entries_frame([f])`` for each of ``prepared`` (same order; empty for a
-            file that is not text).
-        vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
-            no permission); they are retried on a later run.
-        terms: the terms of every distinct clean abstract of the batch, extracted where
-            the files were prepared: columns ``key`` (:func:`abstract_key` of the
-            abstract), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
-            the key in place of the paper id (a paper's terms depend only on its text).
-    """
-
-    prepared: list[PreparedFile] = field(default_factory=list)
-    frames: list[pl.DataFrame] = field(default_factory=list)
-    vanished: list[tuple[str, str]] = field(default_factory=list)
-    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,54 +137,6 @@ def plan_batches(
     return batches
 
 
-def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
-    if isinstance(exc, FileReplacedError):
-        return f"{exc.strerror}: not read; the folder is scanned again on the next run"
-    if isinstance(exc, FileNotFoundError):
-        return "disappeared between scan and read; it is read when it comes back"
-    if isinstance(exc, IsADirectoryError):
-        return "became a folder between scan and read"
-    return f"cannot be read: {exc.strerror}; it is retried on the next run"
-
-
-def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
-    """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`)."""
-    batch = PreparedBatch()
-    for stat in stats:
-        try:
-            data = read_listing_file(stat, max_bytes)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
-            continue
-        prepared = prepare_file(stat, data, max_bytes)
-        batch.prepared.append(prepared)
-        batch.frames.append(entries_frame([prepared]))
-    return PreparedBatch(batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared))
-
-
-def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
-    """Concatenate prepared parts in order (e.g. the chunks prepared by several workers);
-    an abstract in several parts keeps the terms of its first part."""
-    merged = PreparedBatch()
-    terms: list[pl.DataFrame] = []
-    seen: set[str] = set()
-    for part in parts:
-        merged.prepared.extend(part.prepared)
-        merged.frames.extend(part.frames)
-        merged.vanished.extend(part.vanished)
-        keys = set(part.terms["key"].unique().to_list())
-        if keys & seen:
-            terms.append(part.terms.filter(~pl.col("key").is_in(list(seen))))
-        else:
-            terms.append(part.terms)
-        seen |= keys
-    if not terms:
-        return merged
-    return PreparedBatch(
-        merged.prepared, merged.frames, merged.vanished, pl.concat(terms, how="vertical")
-    )
-
-
 def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
     """``items`` in at most ``parts`` consecutive chunks of near-equal total size (bytes)."""
     if parts <= 1 or len(items) <= 1:
@@ -210,6 +152,97 @@ def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[List
     return chunks
 
 
+def prepare_isolated(
+    stats: Sequence[ListingFileStat], max_bytes: int, memory_limit: int = 0
+) -> PreparedBatch:
+    """Prepare ``stats`` one file at a time in a process of their own
+    (:class:`~paperwatch.workers.IsolatedWorker`, under the memory ceiling): a file during
+    which the process dies is the one that killed it, and goes to ``failed`` with how it
+    died; the next file gets a new process. Used for the files of a pool that broke.
+
+    Args:
+        stats: the files, in order.
+        max_bytes: ``Settings.max_file_bytes``.
+        memory_limit: ``Settings.prepare_memory_limit_bytes`` (0: no ceiling).
+
+    Returns:
+        The files prepared, in order, as :func:`prepare_files` would.
+    """
+    parts: list[PreparedBatch] = []
+    worker: IsolatedWorker | None = None
+    try:
+        for stat in stats:
+            if worker is None:
+                worker = IsolatedWorker(prepare_files, (max_bytes,), memory_limit)
+            try:
+                parts.append(worker.run(stat))
+            except WorkerDied as died:
+                parts.append(
+                    PreparedBatch(
+                        failed=[PrepareFailure(stat, internal_error_reason(died.summary))]
+                    )
+                )
+                worker.close()
+                worker = None
+    finally:
+        if worker is not None:
+            worker.close()
+    return merge_batches(parts)
+
+
+class PreparePool(Executor):
+    """A ``spawn`` process pool of preparation workers (:func:`~paperwatch.workers.init_worker`:
+    memory ceiling, exit with the run) that replaces itself when a worker died.
+
+    A worker that dies breaks a :class:`~concurrent.futures.ProcessPoolExecutor` for good
+    (every pending future fails with ``BrokenProcessPool``); the next :meth:`submit` starts
+    a new pool.
+
+    Attributes:
+        workers: processes.
+        memory_limit: the ceiling of each (bytes, 0: none).
+    """
+
+    def __init__(self, workers: int, memory_limit: int = 0) -> None:
+        self.workers = workers
+        self.memory_limit = memory_limit
+        self._lock = threading.Lock()
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init_worker,
+            initargs=(self.memory_limit, os.getpid()),
+        )
+
+    def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future:
+        """Submit to the pool, starting a new pool first when the current one broke."""
+        with self._lock:
+            try:
+                return self._pool.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+                return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut the current pool down (see :meth:`ProcessPoolExecutor.shutdown`)."""
+        with self._lock:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def terminate(self) -> None:
+        """Kill the workers now (an interrupted run: do not wait for the files they hold)."""
+        with self._lock:
+            processes = list((getattr(self._pool, "_processes", None) or {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join()
+
+
 def prepare_batch(
     stats: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
 ) -> PreparedBatch:
@@ -218,18 +251,37 @@ def prepare_batch(
     Args:
         stats: the batch's files, as scanned.
         max_bytes: files larger than this are not read (``Settings.max_file_bytes``).
-        pool: an executor from :func:`prepare_pool`, or None for this process. The
-            files go to the workers in about four chunks per worker, in order.
+        pool: a :class:`PreparePool` from :func:`prepare_pool` (or any executor), or None
+            for this process. The files go to the workers in about four chunks per
+            worker, in order. The files of a chunk whose worker died (or whose pool
+            broke because another worker died) are prepared again one by one in a
+            process of their own (:func:`prepare_isolated`), which finds the file that
+            killed it.
 
     Returns:
-        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished files);
-        identical with or without a pool.
+        A :class:`PreparedBatch` in the order of ``stats`` (minus vanished and failed
+        files); identical with or without a pool.
     """
-    if pool is None or len(stats) <= 1:
+    if pool is None:
         return prepare_files(stats, max_bytes)
-    workers = getattr(pool, "_max_workers", 2)
+    workers: int = getattr(pool, "workers", 0) or getattr(pool, "_max_workers", 2)
+    memory_limit = getattr(pool, "memory_limit", 0)
     chunks = split_evenly(stats, min(len(stats), 4 * workers))
-    return merge_batches(pool.map(prepare_files, chunks, [max_bytes] * len(chunks)))
+    futures: list[Future[PreparedBatch] | None] = []
+    for chunk in chunks:
+        try:
+            futures.append(pool.submit(prepare_files, chunk, max_bytes))
+        except BrokenProcessPool:
+            futures.append(None)
+    parts = []
+    for chunk, future in zip(chunks, futures, strict=True):
+        try:
+            if future is None:
+                raise BrokenProcessPool("the pool broke before the chunk was submitted")
+            parts.append(future.result())
+        except Exception:  # BrokenProcessPool, or a result that could not be sent back
+            parts.append(prepare_isolated(chunk, max_bytes, memory_limit))
+    return merge_batches(parts)
 
 
 def default_workers(setting: int) -> int:
@@ -238,16 +290,33 @@ def default_workers(setting: int) -> int:
 
 
 @contextmanager
-def prepare_pool(workers: int, pending_bytes: int) -> Iterator[Executor | None]:
-    """A process pool of ``workers`` processes (``spawn`` start method: Polars' threads do not
-    survive ``fork``), or None when ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES`
-    are pending. The pool is shut down on exit."""
+def prepare_pool(
+    workers: int, pending_bytes: int, memory_limit: int = 0
+) -> Iterator[PreparePool | None]:
+    """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
+    threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each.
+
+    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending, starting
+    several workers costs more than it saves: with a ceiling, the pool has one process
+    (about 1 s to start: a file that aborts or exhausts memory must not take the run
+    down, nor make every later run crash on it); without one (``memory_limit`` 0), None:
+    the files are prepared in this process, where exceptions are contained but an abort
+    is not.
+
+    The pool is shut down on exit; on an exception (``KeyboardInterrupt`` included) its
+    workers are killed at once. Workers also exit by themselves when this process dies.
+    """
     if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
+        workers = 1
+    if workers == 1 and memory_limit == 0:
         yield None
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = PreparePool(workers, memory_limit)
     try:
         yield pool
+    except BaseException:
+        pool.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -306,9 +375,16 @@ def store_batch_terms(
 
 
 def load_batch(
-    con: duckdb.DuckDBPyConnection, batch: PreparedBatch, checked: CheckedBatch, run: RunContext
+    con: duckdb.DuckDBPyConnection,
+    batch: PreparedBatch,
+    checked: CheckedBatch,
+    run: RunContext,
+    max_bytes: int,
 ) -> list[FileOutcome]:
-    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`).
+    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`),
+    then quarantine whole each file whose preparation failed
+    (:func:`paperwatch.store.quarantine_unprepared`; ``max_bytes`` is
+    ``Settings.max_file_bytes``, the most of its bytes read again to be kept).
 
     Which of the batch's paper ids are already recorded is read once for the batch (one
     scan of ``papers``) and kept up to date in memory as the files load.
@@ -323,4 +399,6 @@ def load_batch(
         outcome = load_file(con, file, checked.of(index, file.stat.rel), run, known)
         known.update(outcome.new_paper_ids)
         outcomes.append(outcome)
+    for failure in batch.failed:
+        outcomes.append(quarantine_unprepared(con, failure.stat, failure.reason, run, max_bytes))
     return outcomes

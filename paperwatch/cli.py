@@ -248,7 +248,10 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     from flows.ingest import ingest_listings
 
     try:
-        with _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.IOException):
+        with (
+            _server_guard(),
+            _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.IOException),
+        ):
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
     except (
         FileNotFoundError,
@@ -260,6 +263,42 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         raise _fail(str(exc)) from None
     except duckdb.IOException as exc:
         raise _database_error(settings, exc) from None
+
+
+_guarded_servers: set[int] = set()
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _server_guard() -> Iterator[None]:
+    """Around a flow run of the command line: SIGTERM ends the run like Ctrl-C (finally
+    blocks run: the preparation workers are killed, the run is recorded as failed, and
+    Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
+    Prefect's temporary server is started here with a guard process that stops it if this
+    process is killed outright (:func:`paperwatch.workers.start_server_guard`)."""
+    import signal
+
+    from prefect.settings import PREFECT_API_URL
+
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        if not PREFECT_API_URL.value():
+            from prefect.server.api.server import SubprocessASGIServer
+
+            from paperwatch.workers import start_server_guard
+
+            server = SubprocessASGIServer()  # the instance Prefect's client uses
+            server.start()
+            process = server.server_process
+            if process is not None and process.pid not in _guarded_servers:
+                _guarded_servers.add(process.pid)
+                start_server_guard(process.pid)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _WithoutTraceback(logging.Filter):
@@ -311,13 +350,16 @@ def _run_report(
     from flows.report import weekly_report
 
     try:
-        with _short_run_errors(
-            AlreadySentError,
-            MailDeliveryError,
-            ValueError,
-            DatabaseLockedError,
-            WriterLockTimeout,
-            duckdb.IOException,
+        with (
+            _server_guard(),
+            _short_run_errors(
+                AlreadySentError,
+                MailDeliveryError,
+                ValueError,
+                DatabaseLockedError,
+                WriterLockTimeout,
+                duckdb.IOException,
+            ),
         ):
             return weekly_report(
                 week=week,

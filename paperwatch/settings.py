@@ -170,8 +170,19 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         description="Processes that read, parse and clean a batch of files in parallel "
-        "(0: one per CPU core; 1: in the run's own process). Used when more than 8 MiB are "
-        "pending, and as the number of workers of a temporary Dask cluster.",
+        "(0: one per CPU core). Used when more than 8 MiB are pending (else one process, or "
+        "the run's own process when prepare_memory_limit_bytes is 0), and as the number of "
+        "workers of a temporary Dask cluster.",
+    )
+    prepare_memory_limit_bytes: int = Field(
+        default=4 * 1024 * 1024 * 1024,
+        ge=0,
+        description="Memory ceiling of each process that prepares files (RLIMIT_DATA, bytes; "
+        "0: none): a file whose preparation needs more is quarantined, the rest of its "
+        "batch loads. Files are then always prepared in worker processes (one when under "
+        "8 MiB are pending); 0 prepares small runs in the run's own process (about 1 s "
+        "faster, but a file that aborts the process ends the run). Also the memory limit "
+        "of a temporary Dask cluster's workers.",
     )
     task_runner: Literal["local", "dask"] = Field(
         default="local",

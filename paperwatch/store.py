@@ -7,6 +7,10 @@ Every input byte ends up loaded or quarantined with a reason:
   row pointing at the original, and adds no occurrences;
 - a file that cannot be read as a listing (not UTF-8, NUL bytes, too large) is
   ``quarantined`` whole, its bytes kept in ``quarantine.raw_bytes``;
+- a file whose preparation failed (paperwatch raised, or its worker died or went over
+  the memory ceiling) is ``quarantined`` whole with ``internal_error`` and the
+  paperwatch version (:func:`quarantine_unprepared`); it is read again only when its
+  bytes change or another version runs;
 - otherwise the file is ``loaded``: entries that fail a critical expectation go
   to ``quarantine`` with their raw text and reasons, the others become
   ``paper_occurrences`` (and ``papers`` rows for abstracts not seen before).
@@ -16,6 +20,7 @@ A failure part-way through a file rolls its transaction back: no half-loaded fil
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,8 +28,15 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from paperwatch import db
-from paperwatch.ingest import PreparedFile, ScanResult, select_changed
+from paperwatch import __version__, db
+from paperwatch.ingest import (
+    ListingFileStat,
+    PreparedFile,
+    ScanResult,
+    prepare_file,
+    read_listing_file,
+    select_changed,
+)
 from paperwatch.terms import abstract_key
 from paperwatch.validate import SuiteResult, failure_reasons
 
@@ -72,12 +84,10 @@ class FileOutcome:
 
 def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
     """(path, size, mtime_ns) of the latest version recorded at each path, for the
-    stat-first scan (an earlier version restored with its old mtime is still read)."""
-    rows = con.execute(
-        "select path, size_bytes, mtime_ns from listing_files "
-        "qualify row_number() over (partition by path order by first_seen desc, file_id desc) = 1"
-    ).fetchall()
-    return {(str(p), int(s), int(m)) for p, s, m in rows}
+    stat-first scan (an earlier version restored with its old mtime is still read; a
+    file whose preparation failed under another paperwatch version is read again)."""
+    rows = db.query(con, "known_file_stats", version=__version__)
+    return {(str(r["path"]), int(r["size_bytes"]), int(r["mtime_ns"])) for r in rows}
 
 
 def nothing_to_ingest(con: duckdb.DuckDBPyConnection, scan: ScanResult) -> bool:
@@ -196,7 +206,23 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
         "first_seen": run.as_of,
         "first_seen_week": run.week,
         "run_id": run.run_id,
+        "paperwatch_version": __version__,
     }
+
+
+def _unchanged(con: duckdb.DuckDBPyConnection, stat: ListingFileStat, sha256: str) -> int | None:
+    """The file_id of the latest version at ``stat.rel`` when it has these bytes (its stat
+    is refreshed), else None. A version whose preparation failed under another paperwatch
+    is not unchanged: the file is tried again."""
+    latest = db.query(con, "latest_file_version", path=stat.rel, version=__version__)
+    if not latest or latest[0]["sha256"] != sha256 or latest[0]["retry"]:
+        return None
+    file_id = int(latest[0]["file_id"])
+    con.execute(
+        "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
+        [stat.size, stat.mtime_ns, file_id],
+    )
+    return file_id
 
 
 def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> set[str]:
@@ -212,6 +238,103 @@ def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> 
     finally:
         con.unregister("_pw_ids")
     return {r[0] for r in rows}
+
+
+def _previous_loaded(con: duckdb.DuckDBPyConnection, rel: str) -> int | None:
+    """The file_id of the latest loaded version at path ``rel`` (what a new one supersedes)."""
+    previous = con.execute(
+        "select file_id from listing_files where path = ? and status = 'loaded' "
+        "order by first_seen desc, file_id desc limit 1",
+        [rel],
+    ).fetchone()
+    return int(previous[0]) if previous else None
+
+
+def _quarantine_whole_file(
+    con: duckdb.DuckDBPyConnection,
+    file_id: int,
+    prepared: PreparedFile,
+    reasons: list[str],
+    expectations: list[str],
+    run: RunContext,
+) -> None:
+    """The ``quarantine`` row of a whole file: its text when it was decoded, its bytes when
+    they were kept (not text, or not prepared)."""
+    con.execute(
+        "insert into quarantine (kind, file_id, path, line, raw_text, raw_bytes, reasons, "
+        "expectations, quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            file_id,
+            prepared.stat.rel,
+            prepared.error_line,
+            prepared.text,
+            prepared.data,  # the bytes of a file that is not text, or was not prepared
+            reasons,
+            expectations,
+            run.as_of,
+            run.week,
+            run.run_id,
+        ],
+    )
+
+
+#: ``quarantine.expectations`` of a file whose preparation failed (no suite judged it).
+PREPARE_FAILED = "paperwatch.prepare_file"
+
+
+def quarantine_unprepared(
+    con: duckdb.DuckDBPyConnection,
+    stat: ListingFileStat,
+    reason: str,
+    run: RunContext,
+    max_bytes: int,
+) -> FileOutcome:
+    """Quarantine whole, in one transaction, a file whose preparation failed (see
+    :attr:`paperwatch.batches.PreparedBatch.failed`): its bytes are read again here and
+    kept in ``quarantine.raw_bytes``; its ``listing_files`` row has ``internal_error``
+    and this paperwatch's version, so the stat-first scan skips it until its bytes change
+    or another version runs (:func:`known_stats`).
+
+    Args:
+        con: a read-write connection with the schema applied.
+        stat: the file as scanned.
+        reason: the quarantine reason (:func:`paperwatch.workers.internal_error_reason`).
+        run: the run's id and clock.
+        max_bytes: ``Settings.max_file_bytes``: a file that grew past it keeps no bytes.
+
+    Returns:
+        A :class:`FileOutcome`: ``quarantined`` (no entries counted: it was not parsed);
+        ``unchanged`` when this version already quarantined these bytes at this path;
+        ``vanished`` when the file can no longer be read.
+
+    Raises:
+        duckdb.Error: the insert failed; the transaction was rolled back.
+    """
+    try:
+        data = read_listing_file(stat, max_bytes)
+    except OSError as exc:
+        detail = exc.strerror or type(exc).__name__
+        return FileOutcome(rel=stat.rel, status="vanished", reason=f"cannot be read: {detail}")
+    if data is None:
+        prepared = prepare_file(stat, None, max_bytes)  # hashes it without reading it whole
+    else:
+        prepared = PreparedFile(stat=stat, sha256=hashlib.sha256(data).hexdigest(), data=data)
+    with db.transaction(con):
+        unchanged = _unchanged(con, stat, prepared.sha256)
+        if unchanged is not None:
+            return FileOutcome(rel=stat.rel, status="unchanged", file_id=unchanged)
+        row = _base_row(prepared, run) | {
+            "supersedes": _previous_loaded(con, stat.rel),
+            "status": "quarantined",
+            "reason": reason,
+            "internal_error": True,
+            "entry_count": None,
+            "entries_loaded": 0,
+            "entries_quarantined": 0,
+        }
+        file_id = _insert_file_row(con, row)
+        _quarantine_whole_file(con, file_id, prepared, [reason], [PREPARE_FAILED], run)
+    return FileOutcome(rel=stat.rel, status="quarantined", file_id=file_id, reason=reason)
 
 
 def load_file(
@@ -253,30 +376,18 @@ def _load_file(
     entries, validation = checked.entries, checked.entry_checks
     # The latest version recorded at this path: the same bytes again are unchanged; other
     # bytes (including an earlier version restored) are a new version of the listing.
-    latest = con.execute(
-        "select file_id, sha256 from listing_files where path = ? "
-        "order by first_seen desc, file_id desc limit 1",
-        [rel],
-    ).fetchone()
-    if latest is not None and latest[1] == prepared.sha256:
-        con.execute(
-            "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
-            [prepared.stat.size, prepared.stat.mtime_ns, latest[0]],
-        )
-        return FileOutcome(rel=rel, status="unchanged", file_id=int(latest[0]))
+    unchanged = _unchanged(con, prepared.stat, prepared.sha256)
+    if unchanged is not None:
+        return FileOutcome(rel=rel, status="unchanged", file_id=unchanged)
 
     row = _base_row(prepared, run)
-    previous = con.execute(
-        "select file_id from listing_files where path = ? and status = 'loaded' "
-        "order by first_seen desc, file_id desc limit 1",
-        [rel],
-    ).fetchone()
-    row["supersedes"] = int(previous[0]) if previous else None
+    row["supersedes"] = _previous_loaded(con, rel)
 
     original = con.execute(
         "select file_id, path from listing_files where sha256 = ? and status <> 'duplicate' "
-        "and path <> ? order by file_id limit 1",
-        [prepared.sha256, rel],
+        "and path <> ? and not (internal_error and paperwatch_version is distinct from ?) "
+        "order by file_id limit 1",
+        [prepared.sha256, rel, __version__],
     ).fetchone()
     if original is not None:
         reason = f"same bytes as {original[1]}"
@@ -310,21 +421,13 @@ def _load_file(
             },
         )
         _validation_rows(con, file_id, run, checked.file_checks)
-        con.execute(
-            "insert into quarantine (kind, file_id, path, line, raw_text, raw_bytes, reasons, "
-            "expectations, quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                file_id,
-                rel,
-                prepared.error_line,
-                prepared.text,
-                None if prepared.is_text else prepared.data,
-                reasons,
-                [f"{r.suite}.{r.expectation}" for r in file_failures],
-                run.as_of,
-                run.week,
-                run.run_id,
-            ],
+        _quarantine_whole_file(
+            con,
+            file_id,
+            prepared,
+            reasons,
+            [f"{r.suite}.{r.expectation}" for r in file_failures],
+            run,
         )
         return FileOutcome(
             rel=rel,

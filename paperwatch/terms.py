@@ -350,15 +350,23 @@ def _ngrams(tokens: pl.DataFrame) -> pl.DataFrame:
 
 
 def _cjk_ngrams(tokens: pl.DataFrame) -> pl.DataFrame:
-    """Character bigrams and trigrams of CJK runs: rows (doc, term)."""
-    runs = tokens.filter(pl.col("is_cjk")).select("doc", run=pl.col("tok"))
+    """Character bigrams and trigrams of CJK runs: rows (doc, term).
+
+    A run shorter than an n-gram gives none of that size (a single 图 gives no term).
+    ``str.len_chars`` is UInt32: the number of n-grams is computed in Int64 and the
+    shorter runs are filtered out first, so ``len - size + 1`` never wraps below zero.
+    """
+    runs = tokens.filter(pl.col("is_cjk")).select(
+        "doc", run=pl.col("tok"), length=pl.col("tok").str.len_chars().cast(pl.Int64)
+    )
     if runs.height == 0:
         return pl.DataFrame(schema={"doc": pl.UInt32, "term": pl.String})
     stop = list(cjk_stop_chars())
     parts = []
     for size in (2, 3):
         grams = (
-            runs.with_columns(start=pl.int_ranges(0, pl.col("run").str.len_chars() - size + 1))
+            runs.filter(pl.col("length") >= size)
+            .with_columns(start=pl.int_ranges(0, pl.col("length") - size + 1, dtype=pl.Int64))
             .explode("start")
             .drop_nulls("start")
             .select("doc", term=pl.col("run").str.slice(pl.col("start"), size))

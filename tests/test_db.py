@@ -121,6 +121,16 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         "create table paper_terms (paper_id varchar not null, term varchar not null, n integer not null)"
     )
     con.execute("insert into paper_terms values ('p1', 'a', 1)")
+    # listing_files before 0004: no internal_error, no paperwatch_version.
+    old_files = db.read_sql("tables", "listing_files")
+    for column in ("internal_error", "paperwatch_version"):
+        old_files = "\n".join(line for line in old_files.splitlines() if column not in line)
+    con.execute(old_files)
+    con.execute(
+        "insert into listing_files (sha256, path, name, size_bytes, mtime_ns, status, "
+        "first_seen, first_seen_week, run_id) values ('s', 'a.txt', 'a.txt', 1, 1, 'loaded', "
+        "'2026-11-23 10:00:00+00', '2026-W48', 'r1')"
+    )
     keys = "select count(*) from duckdb_constraints() where constraint_type = 'PRIMARY KEY'"
     assert con.execute(f"{keys} and table_name like 'paper%'").fetchone() == (4,)
     con.close()
@@ -139,15 +149,20 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         assert con.execute("select count(*) from paper_terms_extracted").fetchone() == (1,)
         # 0002: the week of each paper's terms.
         assert con.execute("select * from paper_terms").fetchall() == [("p1", "a", 1, "2026-W48")]
+        # 0004: files quarantined after an internal error, and by which paperwatch.
+        assert con.execute(
+            "select path, internal_error, paperwatch_version from listing_files"
+        ).fetchall() == [("a.txt", False, None)]
         assert con.execute("select version from schema_migrations order by 1").fetchall() == [
             (1,),
             (2,),
             (3,),
+            (4,),
         ]
         # 0003: the list number of each entry (none here).
         assert con.execute("select listed_number from paper_occurrences").fetchall() == [(None,)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (3,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (4,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from flows.ingest import ingest_listings
-from paperwatch import batches
+from paperwatch import prepare
 from paperwatch.clean import extract_urls
 from paperwatch.ingest import (
     ListingFileStat,
@@ -48,7 +48,7 @@ def test_a_listing_swapped_for_a_link_after_the_scan_is_not_read(tmp_path: Path)
     (folder / SEED).symlink_to(secret)
     with pytest.raises(FileNotFoundError, match="replaced by a symbolic link"):
         read_listing_file(stat, 1 << 20)
-    batch = batches.prepare_files([stat], 1 << 20)
+    batch = prepare.prepare_files([stat], 1 << 20)
     assert batch.prepared == []
     assert batch.vanished == [
         (
@@ -81,14 +81,15 @@ def test_a_swap_during_a_run_loads_nothing_from_outside(
     tmp_path: Path, database: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder, secret = _one_seed(tmp_path)
-    real_read = batches.read_listing_file
+    monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")  # prepared in this process
+    real_read = prepare.read_listing_file
 
     def swap_then_read(stat: ListingFileStat, max_bytes: int) -> bytes | None:
         (folder / SEED).unlink()
         (folder / SEED).symlink_to(secret)
         return real_read(stat, max_bytes)
 
-    monkeypatch.setattr(batches, "read_listing_file", swap_then_read)
+    monkeypatch.setattr(prepare, "read_listing_file", swap_then_read)
     summary = ingest_listings(str(folder), str(database), AS_OF)
     assert (summary.files_loaded, summary.entries, summary.files_vanished) == (0, 0, 1)
     assert rows(database, "select count(*) from papers") == [(0,)]

@@ -20,6 +20,8 @@ create table if not exists listing_files (
     duplicate_of integer,                  -- file_id of the original, for status 'duplicate'
     supersedes integer,                    -- file_id of the previous version at the same path
     reason varchar,                        -- why quarantined, or what it duplicates
+    internal_error boolean not null default false, -- quarantined because preparing it failed
+    paperwatch_version varchar,            -- the paperwatch that recorded the row (null: before 0004)
     first_seen timestamptz not null,       -- the run's clock when first seen
     first_seen_week varchar not null,      -- ISO week of first_seen in the configured time zone
     loaded_at timestamptz,
