@@ -13,6 +13,8 @@ Entry shapes (the values of :data:`ENTRY_SHAPES`, in the order they are tried):
 - ``bibtex``, ``json``, ``python_literal``, ``markup``: the entry starts as a
   record of another format (``@inproceedings{``, ``{"title": …``,
   ``{'abstract': …``, ``Paper(title=…``, ``<entry>``);
+- ``delimited``: rows of a CSV or TSV export (a header row naming ``title`` or
+  ``abstract``, or lines with the same number of tabs);
 - ``placeholder``, ``chatbot``: the entry starts (or, for a chatbot, ends) as
   boilerplate rather than an abstract (``No abstract``, lorem ipsum; ``As an AI
   language model``, ``I'm sorry, but I can't``, ``Here is a summary of``);
@@ -35,6 +37,7 @@ ENTRY_SHAPES = (
     "json",
     "python_literal",
     "markup",
+    "delimited",
     "placeholder",
     "chatbot",
     "markdown_heading",
@@ -113,7 +116,7 @@ def _has_chatbot_ending(text: str) -> bool:
 
 _HEADING = re.compile(r"\A#{1,6}\s+\S")
 _TABLE_ROW = re.compile(r"\A\s*\|.*\|\s*\Z")
-_SEPARATOR = re.compile(r"\A\s*([-*_=~])(?:\s*\1){2,}\s*\Z")
+_SEPARATOR = re.compile(r"\A\s*(?:([-*_=~])(?:\s*\1){2,}|\\\\)\s*\Z")
 #: Labels of metadata lines. A label must start with a capital letter (``Authors:``,
 #: ``KEYWORDS:``): a hard-wrapped abstract line may start with "domain: we show".
 _METADATA_LABEL = re.compile(
@@ -121,17 +124,23 @@ _METADATA_LABEL = re.compile(
         Authors?|Author\(s\)|Affiliations?|Institutions?|Links?|URL|PDF|DOI|Comments?
       | Keywords?|Key\s+words|Subjects?|Categor(?:y|ies)|Primary\s+category|Domain|Tags|Topics
       | Venue|Conference|Journal(?:-ref)?|Published|Submitted|Updated|Date|Title|TL;?DR|Paper\s+ID
-      | Index\s+terms|作者|标题|题目|链接|关键词|关键字|机构|单位
+      | Index\s+terms|Journal\s+reference|Report-no|(?:MSC|ACM|Subj)-class|Submitter
+      | 作者|标题|题目|链接|关键词|关键字|机构|单位
     )[*_]*\s*[:：]""",
     re.VERBOSE | re.IGNORECASE,
 )
 _ARXIV_ID = re.compile(r"\A[\s>*_\-+•·]*arXiv\s*:?\s*\d{4}\.\d{4,5}(?:v\d+)?\b", re.IGNORECASE)
-#: A line that is only Markdown links whose text names a resource (``[arXiv](…)``).
+#: A line that is only Markdown links whose text names a resource (``[arXiv](…)``), or
+#: only images and badges (``[![stars](…)](…)``).
 _LINK_LINE = re.compile(
-    r"\A[\s*_\-|•·]*(?:\[(?:arxiv|pdf|paper|abs|html|code|project(?:\s+page)?|openreview|doi"
-    r"|link|github|website)\]\([^)\s]+\)[\s*_|,•·]*)+\Z",
+    r"\A[\s*_\-|•·]*(?:(?:\[(?:arxiv|pdf|paper|abs|html|code|project(?:\s+page)?|openreview|doi"
+    r"|link|github|website)\]\([^)\s]+\)|\[?!\[[^\]]*\]\([^)\s]*\)(?:\]\([^)\s]*\))?)[\s*_|,•·]*)+\Z",
     re.IGNORECASE,
 )
+#: A header row of a CSV/TSV export: short field names, one of them title or abstract.
+_FIELD = re.compile(r"\A[A-Za-z_][\w .\-]{0,30}\Z")
+_RECORD_FIELDS = frozenset(["title", "abstract", "paper_title", "paper_abstract", "summary"])
+_DELIMITERS = ("\t", ",", ";")
 
 #: Line shapes by precedence: an entry of a heading, author lines and a rule is a heading.
 _LINE_SHAPES = ("markdown_heading", "markdown_table", "metadata", "separator")
@@ -174,6 +183,32 @@ def line_shape(line: str) -> str | None:
     if _ARXIV_ID.match(line) or ("](" in line and _LINK_LINE.match(line)):
         return "metadata"
     return None
+
+
+def header_row_delimiter(line: str) -> str | None:
+    """The delimiter of a CSV/TSV header row (``title,authors,abstract``), or None.
+
+    A header row has two or more short field names, one of them ``title``,
+    ``abstract`` or ``summary`` (any case, quotes allowed)."""
+    for delimiter in _DELIMITERS:
+        if delimiter not in line:
+            continue
+        fields = [f.strip().strip("\"'").strip() for f in line.split(delimiter)]
+        if (
+            len(fields) >= 2
+            and all(_FIELD.match(f) for f in fields)
+            and any(f.lower() in _RECORD_FIELDS for f in fields)
+        ):
+            return delimiter
+    return None
+
+
+def _is_delimited(lines: list[str]) -> bool:
+    """A CSV/TSV header row first, or two or more lines with the same number of tabs."""
+    if header_row_delimiter(lines[0]) is not None:
+        return True
+    tabs = {line.count("\t") for line in lines}
+    return len(lines) >= 2 and len(tabs) == 1 and 0 not in tabs
 
 
 def _is_title_line(line: str) -> bool:
@@ -223,11 +258,13 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
         return "python_literal"
     if head == "<" and _MARKUP.match(text):
         return "markup"
+    lines = entry_lines(text, line_breaks)
+    if _is_delimited(lines):
+        return "delimited"
     if _PLACEHOLDER.match(text) or (("ipsum" in text or "IPSUM" in text) and _LOREM.search(text)):
         return "placeholder"
     if _CHATBOT_START.match(text) or _has_chatbot_ending(text):
         return "chatbot"
-    lines = entry_lines(text, line_breaks)
     found = {line_shape(line) for line in lines}
     for shape in _LINE_SHAPES:
         if shape in found:
@@ -262,6 +299,8 @@ _BIBTEX_LINE = re.compile(
     r"|phdthesis|mastersthesis|techreport|unpublished|online|preprint)\s*[{(]",
     re.IGNORECASE | re.MULTILINE,
 )
+_ARXIV_EMAIL = re.compile(r"^\\\\\s*$", re.MULTILINE)
+_ARXIV_ID_LINE = re.compile(r"^arXiv:\d{4}\.\d{4,5}", re.MULTILINE)
 #: How much of a file :func:`file_format` reads: a digest or a record shows itself early.
 _SNIFF_CHARS = 65536
 _SNIFF_JSON_LINES = 50
@@ -294,7 +333,10 @@ def file_format(text: str) -> str | None:
     Judged on the first 64 KiB (JSON on the whole text): ``"an Atom feed (.atom)"``,
     ``"an RSS feed (.rss)"``, ``"an HTML page (.html)"``, ``"XML (.xml)"``,
     ``"JSON (.json)"``, ``"JSON Lines (.jsonl)"``, ``"BibTeX (.bib)"``,
-    ``"a Markdown digest (.md)"``; None for a plain-text listing (or an unknown format).
+    ``"CSV (.csv)"``, ``"TSV (.tsv)"`` (the first line is a header row naming
+    ``title`` or ``abstract``), ``"an arXiv e-mail listing"`` (``\\\\`` lines
+    around ``arXiv:NNNN.NNNNN`` records), ``"a Markdown digest (.md)"``; None for a
+    plain-text listing (or an unknown format).
     A Markdown digest has a heading and a second sign: another heading, a rule
     (``---``), a table row or a metadata line (``**Authors:**``).
     """
@@ -321,6 +363,12 @@ def file_format(text: str) -> str | None:
                 return "JSON Lines (.jsonl)"
     if "@" in sample and _BIBTEX_LINE.search(sample):
         return "BibTeX (.bib)"
+    first = sample.split("\n", 1)[0].rstrip("\r")
+    delimiter = header_row_delimiter(first)
+    if delimiter is not None:
+        return "TSV (.tsv)" if delimiter == "\t" else "CSV (.csv)"
+    if "\\\\" in sample and _ARXIV_EMAIL.search(sample) and _ARXIV_ID_LINE.search(sample):
+        return "an arXiv e-mail listing"
     if "#" in sample:
         shapes = [line_shape(line) for line in sample.splitlines()]
         headings = shapes.count("markdown_heading")

@@ -27,6 +27,8 @@ CHATBOT = (
 PLACEHOLDER = (
     'a placeholder, not an abstract ("No abstract", "Abstract not available", lorem ipsum)'
 )
+ARXIV_EMAIL = f"the file looks like an arXiv e-mail listing; {TODAY}"
+DELIMITED = "rows of comma- or tab-separated values (a spreadsheet export), not an abstract"
 PYTHON = "a record as a Python program prints it ({'abstract': …}, Paper(title=…)), not an abstract"
 
 
@@ -61,6 +63,7 @@ def test_files_and_their_counts(ingested: tuple[Path, object]) -> None:
         "select name, status, reason, venue, entry_count, entries_loaded, entries_quarantined "
         "from listing_files order by name",
     ) == [
+        ("arxiv_email.txt", "loaded", None, None, 2, 0, 2),
         ("atom_feed.txt", "loaded", None, None, 1, 0, 1),
         ("authors_lines.txt", "loaded", None, "CVPR", 2, 1, 1),
         ("bibtex_saved_as.txt", "loaded", None, None, 1, 0, 1),
@@ -79,14 +82,16 @@ def test_files_and_their_counts(ingested: tuple[Path, object]) -> None:
         ("markdown_digest_saved_as.txt", "loaded", None, "Daily digest", 4, 2, 2),
         ("markdown_table.txt", "loaded", None, "Daily papers", 1, 0, 1),
         ("one_paper_digest.txt", "loaded", None, None, 4, 1, 3),
+        ("papers_csv.txt", "loaded", None, None, 1, 0, 1),
+        ("papers_tsv.txt", "loaded", None, None, 1, 0, 1),
         ("python_dicts.txt", "loaded", None, "ACL", 2, 0, 2),
         ("real_lookalikes.txt", "loaded", None, "NeurIPS", 6, 6, 0),
         ("title_list.txt", "loaded", None, "ICML", 3, 0, 3),
     ]
     counts = (summary.files_seen, summary.files_loaded, summary.files_quarantined)  # type: ignore[attr-defined]
-    assert counts == (12, 11, 1)
+    assert counts == (15, 14, 1)
     entries = (summary.entries, summary.entries_loaded, summary.entries_quarantined)  # type: ignore[attr-defined]
-    assert entries == (35, 10, 25)
+    assert entries == (39, 10, 29)
     assert summary.new_papers == 10  # type: ignore[attr-defined]
 
 
@@ -114,6 +119,8 @@ def test_quarantined_entries_name_what_they_look_like(ingested: tuple[Path, obje
         "select f.name, q.position, q.reasons from quarantine q join listing_files f using (file_id) "
         "where q.kind = 'entry' order by 1, 2",
     ) == [
+        ("arxiv_email.txt", 1, [f"{METADATA}: {ARXIV_EMAIL}", words(10)]),
+        ("arxiv_email.txt", 2, [f"{METADATA}: {ARXIV_EMAIL}"]),
         (
             "atom_feed.txt",
             1,
@@ -148,6 +155,8 @@ def test_quarantined_entries_name_what_they_look_like(ingested: tuple[Path, obje
         ("one_paper_digest.txt", 1, ["a title, not an abstract", chars(65), words(8)]),
         ("one_paper_digest.txt", 2, [METADATA, words(14)]),
         ("one_paper_digest.txt", 3, [METADATA, words(14)]),
+        ("papers_csv.txt", 1, [f"{DELIMITED}: the file looks like CSV (.csv); {TODAY}"]),
+        ("papers_tsv.txt", 1, [f"{DELIMITED}: the file looks like TSV (.tsv); {TODAY}"]),
         ("python_dicts.txt", 1, [PYTHON]),
         ("python_dicts.txt", 2, [PYTHON]),
         ("title_list.txt", 1, ["a list of titles, not an abstract"]),
@@ -183,9 +192,12 @@ def test_other_formats_are_named_once_per_file(ingested: tuple[Path, object]) ->
         "using (file_id) where v.outcome = 'failed' and v.expectation = "
         "'expect_column_values_to_be_null(format_note)' order by 1",
     ) == [
+        ("arxiv_email.txt", "warning", "not a plain-text listing"),
         ("atom_feed.txt", "warning", "not a plain-text listing"),
         ("bibtex_saved_as.txt", "warning", "not a plain-text listing"),
         ("json_lines.txt", "warning", "not a plain-text listing"),
         ("markdown_digest_saved_as.txt", "warning", "not a plain-text listing"),
         ("markdown_table.txt", "warning", "not a plain-text listing"),
+        ("papers_csv.txt", "warning", "not a plain-text listing"),
+        ("papers_tsv.txt", "warning", "not a plain-text listing"),
     ]
