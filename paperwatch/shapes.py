@@ -16,8 +16,9 @@ Entry shapes (the values of :data:`ENTRY_SHAPES`, in the order they are tried):
 - ``delimited``: rows of a CSV or TSV export (a header row naming ``title`` or
   ``abstract``, or lines with the same number of tabs);
 - ``placeholder``, ``chatbot``: the entry starts (or, for a chatbot, ends) as
-  boilerplate rather than an abstract (``No abstract``, lorem ipsum; ``As an AI
-  language model``, ``I'm sorry, but I can't``, ``Here is a summary of``);
+  boilerplate rather than an abstract (a short ``No abstract``, lorem ipsum;
+  ``As an AI language model, I``, ``I'm sorry, but I can't``, ``Here is a
+  summary of``);
 - ``markdown_heading``, ``markdown_table``, ``separator``, ``metadata``: one of
   its lines, as written, is a Markdown heading, a table row, a rule (``---``),
   or a metadata line (``Authors:``, ``**Link:**``, ``arXiv:2611.00001``, …);
@@ -60,15 +61,20 @@ _JSON = re.compile(r"\A\s*\[?\s*\{\s*\"[^\"\n]{1,60}\"\s*:")
 _PYTHON = re.compile(
     r"\A\s*(?:\[?\s*\{\s*'[^'\n]{1,60}'\s*:|[A-Z][A-Za-z0-9_]*\(\s*[a-z_][a-z0-9_]*\s*=)"
 )
+#: A second keyword argument: ``Paper(title=…, abstract=…)``, not ``LoRA(r=8) adapts …``.
+_SECOND_KEYWORD = re.compile(r",\s*[a-z_][a-z0-9_]*\s*=")
+#: Document and feed markup only: an abstract wrapped in ``<p>`` is still an abstract
+#: (the HTML warning reports it).
 _MARKUP = re.compile(
-    r"\A\s*<(?:\?xml|!doctype|html|feed|rss|channel|entry|item|article|div|p|table)\b",
-    re.IGNORECASE,
+    r"\A\s*<(?:\?xml|!doctype|html|head|body|feed|rss|channel|entry|item)\b", re.IGNORECASE
 )
+#: Placeholders are short: "No abstract", "Abstract not available.", "[Abstract: TBD]".
+_PLACEHOLDER_MAX_CHARS = 200
 _PLACEHOLDER = re.compile(
     _LEAD
     + r"""(?:
-        lorem\s+ipsum\b
-      | no\s+abstract\b
+        no\s+abstract(?:\s+(?:is\s+|was\s+)?(?:available|provided|given|found|submitted|yet))?
+            (?=[\s.,;:!)\]]*(?:\Z|for\b|on\b|\(|-|–|—))
       | (?:the\s+)?abstract\s+(?:is\s+)?(?:not\s+(?:yet\s+)?(?:available|provided)|unavailable
             |missing|withheld|forthcoming|to\s+(?:come|be\s+(?:added|announced|provided)))
       | insert\s+(?:the\s+)?abstract\b
@@ -79,13 +85,14 @@ _PLACEHOLDER = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-_LOREM = re.compile(r"lorem\s+ipsum\s+dolor\s+sit\s+amet", re.IGNORECASE)
+_LOREM = re.compile(
+    r"\A" + _LEAD + r"lorem\s+ipsum\b|lorem\s+ipsum\s+dolor\s+sit\s+amet", re.IGNORECASE
+)
 _CHATBOT_START = re.compile(
     _LEAD
     + _ABSTRACT_LABEL
     + r"""(?:
-        as\s+an\s+ai\b
-      | as\s+a\s+(?:large\s+)?language\s+model\b
+        as\s+(?:an\s+ai|a\s+(?:large\s+)?language\s+model)\b[^,.]{0,40},\s*i\b
       | (?:i['’]m|i\s+am)\s+(?:sorry|afraid|unable|not\s+able)\b
       | i\s+apologi[sz]e\b
       | (?:my\s+)?apologies,
@@ -94,7 +101,8 @@ _CHATBOT_START = re.compile(
             |provide|help|assist|summari[sz]e|find|retrieve|generate|view)\b
       | (?:sure|certainly|of\s+course|absolutely|okay)\b[!,.]*\s+(?:here|below|i)\b
       | (?:here\s+is|here\s+are|here['’]s|below\s+is)\s+(?:a|an|the|your|my)?\s*(?:[\w-]+\s+){0,3}?
-            (?:summary|abstract|overview|rewrite|rewritten|paraphrase|version|draft|translation)\b
+            (?:(?:summary|abstract|overview|rewrite|rewritten|paraphrase)\b
+              |(?:version|draft|translation)\s*(?::|of\s+(?:the|your|this)\s+(?:abstract|paper|text)))
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -254,14 +262,16 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
             return "json"
         if _PYTHON.match(text):
             return "python_literal"
-    elif head.isupper() and _PYTHON.match(text):
+    elif head.isupper() and _PYTHON.match(text) and _SECOND_KEYWORD.search(text, 0, 400):
         return "python_literal"
     if head == "<" and _MARKUP.match(text):
         return "markup"
     lines = entry_lines(text, line_breaks)
     if _is_delimited(lines):
         return "delimited"
-    if _PLACEHOLDER.match(text) or (("ipsum" in text or "IPSUM" in text) and _LOREM.search(text)):
+    if (len(text) <= _PLACEHOLDER_MAX_CHARS and _PLACEHOLDER.match(text)) or (
+        ("ipsum" in text or "IPSUM" in text) and _LOREM.search(text)
+    ):
         return "placeholder"
     if _CHATBOT_START.match(text) or _has_chatbot_ending(text):
         return "chatbot"

@@ -115,6 +115,16 @@ def test_shapes_that_are_not_abstracts(text: str, expected: str) -> None:
         "Sorrow and joy are hard to tell apart in speech; " + ABSTRACT,
         "No abstraction is needed when " + ABSTRACT,
         "Here we show that " + ABSTRACT,
+        "Here is a new version of a classic scheduler: " + ABSTRACT,
+        "As a large language model grows, its memory traffic grows too, and " + ABSTRACT,
+        "As an AI system becomes more capable, it needs oversight; " + ABSTRACT,
+        "No abstract syntax tree is needed when " + ABSTRACT,
+        "LoRA(r=8) adapters are enough: " + ABSTRACT,
+        "<p>" + ABSTRACT + "</p>",  # left to the HTML warning
+        "Lorem-style placeholder text is easy to spot, and " + ABSTRACT,
+        # a structured abstract: its section labels are not metadata
+        "Background: clusters are shared.\nMethods: " + ABSTRACT + "\nResults: a third less "
+        "waiting.\nConclusions: learned schedulers pay off.",
         # hard-wrapped, a wrapped line starting with a lowercase "label:"
         "We split the work into two parts in the following\ndomain: scheduling and placement. "
         + ABSTRACT,
