@@ -153,7 +153,10 @@ _DELIMITERS = ("\t", ",", ";")
 #: Line shapes by precedence: an entry of a heading, author lines and a rule is a heading.
 _LINE_SHAPES = ("markdown_heading", "markdown_table", "metadata", "separator")
 
-_LIST_MARK = re.compile(r"\A(?:[-*+•·]\s+|\(?\d{1,4}[.)\]]\s+|\[\d{1,4}\]\s+)")
+_LIST_MARK = re.compile(r"\A(?:[-*+•·]\s+(?:\[[ xX]?\]\s+)?|\(?\d{1,4}[.)\]]\s+|\[\d{1,4}\]\s+)")
+_MD_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
+#: Tags before a title in a reading list: ``[CNN][Paper] Title``.
+_LEADING_TAGS = re.compile(r"\A(?:\[[^\[\]]{0,20}\]\s*)+")
 _TITLE_MAX_WORDS = 30
 _TITLE_MAX_CHARS = 250
 _TITLE_LIST_MIN_LINES = 3
@@ -222,7 +225,7 @@ def _is_delimited(lines: list[str]) -> bool:
 def _is_title_line(line: str) -> bool:
     """A line that reads as a title: 1-30 words, starting with a capital or a digit,
     and either in Title Case or not ending like a clause (``.``, ``,``, ``;``, ``:``)."""
-    text = _LIST_MARK.sub("", line.strip()).strip("*_ ")
+    text = _title_text(line)
     if not text or len(text) > _TITLE_MAX_CHARS:
         return False
     words = text.split()
@@ -232,6 +235,17 @@ def _is_title_line(line: str) -> bool:
     if not (first.isupper() or first.isdigit()):
         return False
     return _is_title_case(words) or text[-1] not in ".,;:-–—"
+
+
+def _title_text(line: str) -> str:
+    """A line without its list marker (``-``, ``1.``, ``[ ]``), leading tags (``[CNN]``),
+    Markdown links (their text kept), brackets and emphasis:
+    ``* [Title](url) [[code](url)]`` → ``Title code``."""
+    text = _LIST_MARK.sub("", line.strip())
+    if "[" in text:
+        text = _LEADING_TAGS.sub("", _MD_LINK.sub(r"\1", text))
+        text = text.replace("[", " ").replace("]", " ")
+    return " ".join(text.replace("*", "").replace("_", " ").split())
 
 
 def _is_title_case(words: list[str]) -> bool:

@@ -97,6 +97,18 @@ def test_entries_keep_where_their_lines_broke() -> None:
             "1. Learned scheduling for shared clusters\n2. Waiting times under load\n3. Warm starts help",
             "title_list",
         ),
+        (
+            '* "Learned Schedulers for Shared Clusters", *SoCC, 2026*. [[Paper](https://x.org/1)]'
+            ' [[Code](https://x.org/2)]\n* "Waiting Less: Queue-Aware Placement", *EuroSys, 2026*.'
+            ' [[Paper](https://x.org/3)]\n* "Warm Starts for Job Schedulers", *OSDI, 2026*.',
+            "title_list",
+        ),
+        (
+            "- [Learned Schedulers for Shared Clusters](https://x.org/1) - A. One, B. Two\n"
+            "- [Waiting Less With Queue-Aware Placement](https://x.org/2) - C. Three\n"
+            "- [ ] [sched] Warm Starts for Job Schedulers, https://x.org/3",
+            "title_list",
+        ),
         ("Scheduling Jobs With Learned Policies on Shared Clusters", "title"),
     ],
 )
