@@ -149,12 +149,15 @@ _LINK_LINE = re.compile(
 _FIELD = re.compile(r"\A[A-Za-z_][\w .\-]{0,30}\Z")
 _RECORD_FIELDS = frozenset(["title", "abstract", "paper_title", "paper_abstract", "summary"])
 _DELIMITERS = ("\t", ",", ";")
+_HEADER_ROW_MAX_CHARS = 300
 
 #: Line shapes by precedence: an entry of a heading, author lines and a rule is a heading.
 _LINE_SHAPES = ("markdown_heading", "markdown_table", "metadata", "separator")
 
 _LIST_MARK = re.compile(r"\A(?:[-*+•·]\s+(?:\[[ xX]?\]\s+)?|\(?\d{1,4}[.)\]]\s+|\[\d{1,4}\]\s+)")
 _MD_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
+#: A word of four or more letters (for Title Case), apostrophes and hyphens allowed.
+_LONG_WORD = re.compile(r"(?<![\w'’-])[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_])){3,}")
 #: Tags before a title in a reading list: ``[CNN][Paper] Title``.
 _LEADING_TAGS = re.compile(r"\A(?:\[[^\[\]]{0,20}\]\s*)+")
 _TITLE_MAX_WORDS = 30
@@ -201,6 +204,8 @@ def header_row_delimiter(line: str) -> str | None:
 
     A header row has two or more short field names, one of them ``title``,
     ``abstract`` or ``summary`` (any case, quotes allowed)."""
+    if len(line) > _HEADER_ROW_MAX_CHARS:
+        return None
     for delimiter in _DELIMITERS:
         if delimiter not in line:
             continue
@@ -225,6 +230,8 @@ def _is_delimited(lines: list[str]) -> bool:
 def _is_title_line(line: str) -> bool:
     """A line that reads as a title: 1-30 words, starting with a capital or a digit,
     and either in Title Case or not ending like a clause (``.``, ``,``, ``;``, ``:``)."""
+    if line[:1].islower():  # no list marker, and not a capital: prose (the common case)
+        return False
     text = _title_text(line)
     if not text or len(text) > _TITLE_MAX_CHARS:
         return False
@@ -234,7 +241,7 @@ def _is_title_line(line: str) -> bool:
     first = text.lstrip("\"“‘'(")[:1]
     if not (first.isupper() or first.isdigit()):
         return False
-    return _is_title_case(words) or text[-1] not in ".,;:-–—"
+    return text[-1] not in ".,;:-–—" or _is_title_case(text)
 
 
 def _title_text(line: str) -> str:
@@ -248,12 +255,12 @@ def _title_text(line: str) -> str:
     return " ".join(text.replace("*", "").replace("_", " ").split())
 
 
-def _is_title_case(words: list[str]) -> bool:
+def _is_title_case(text: str) -> bool:
     """At least two words of four or more letters, and at least 60% of them capitalised."""
-    long_words = [w for w in words if sum(c.isalpha() for c in w) >= 4]
+    long_words = _LONG_WORD.findall(text)
     if len(long_words) < 2:
         return False
-    capitalised = sum(1 for w in long_words if w.lstrip("\"“‘'(")[:1].isupper())
+    capitalised = sum(1 for w in long_words if w[0].isupper())
     return capitalised >= 0.6 * len(long_words)
 
 
@@ -268,7 +275,7 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     Returns:
         One of :data:`ENTRY_SHAPES` (the first that applies, in that order), or None.
     """
-    head = text.lstrip()[:1]
+    head = text[:1] if not text[:1].isspace() else text.lstrip()[:1]
     if head == "@" and _BIBTEX.match(text):
         return "bibtex"
     if head in "{[" and head:
@@ -294,8 +301,13 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
         if shape in found:
             return shape
     if len(lines) >= _TITLE_LIST_MIN_LINES:
-        titles = sum(1 for line in lines if _is_title_line(line))
-        if titles >= len(lines) - len(lines) // 10:
+        allowed = len(lines) // 10  # lines that need not be titles (a section name)
+        for line in lines:
+            if not _is_title_line(line):
+                allowed -= 1
+                if allowed < 0:
+                    break
+        else:
             return "title_list"
     elif len(text) <= _TITLE_MAX_CHARS:
         words = text.split()
@@ -303,7 +315,7 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
             len(words) <= _SINGLE_TITLE_MAX_WORDS
             and text.rstrip("*_ ")[-1:] not in ".。"
             and _is_title_line(text)
-            and _is_title_case(words)
+            and _is_title_case(text)
         ):
             return "title"
     return None
