@@ -278,7 +278,7 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     head = text[:1] if not text[:1].isspace() else text.lstrip()[:1]
     if head == "@" and _BIBTEX.match(text):
         return "bibtex"
-    if head in "{[" and head:
+    if head and head in "{[":
         if _JSON.match(text):
             return "json"
         if _PYTHON.match(text):
