@@ -10,8 +10,8 @@ The rules and where they come from: docs/data-quality.md.
 
 Entry shapes (the values of :data:`ENTRY_SHAPES`, in the order they are tried):
 
-- ``bibtex``, ``json``, ``python_literal``, ``markup``: the entry starts as a
-  record of another format (``@inproceedings{``, ``{"title": …``,
+- ``bibtex``, ``ris``, ``json``, ``python_literal``, ``markup``: the entry starts as
+  a record of another format (``@inproceedings{``, ``TY  - JOUR``, ``{"title": …``,
   ``{'abstract': …``, ``Paper(title=…``, ``<entry>``);
 - ``delimited``: rows of a CSV or TSV export (a header row naming ``title`` or
   ``abstract``, or lines with the same number of tabs);
@@ -35,6 +35,7 @@ from collections.abc import Sequence
 #: Every value :func:`entry_shape` can return; each has an expectation in papers.json.
 ENTRY_SHAPES = (
     "bibtex",
+    "ris",
     "json",
     "python_literal",
     "markup",
@@ -57,6 +58,8 @@ _LEAD = r"[\s*_>\"'“‘(\[•·+\-]*"
 _ABSTRACT_LABEL = r"(?:abstract[*_]*\s*[:：.—–\-]\s*[*_]*\s*)?"
 
 _BIBTEX = re.compile(r"\A\s*@[A-Za-z]+\s*[{(]")
+#: An RIS tag line (``TY  - JOUR``, ``AB  - …``): two characters, two spaces, a dash.
+_RIS = re.compile(r"\A\s*(?:TY|[A-Z][A-Z0-9])  - ")
 _JSON = re.compile(r"\A\s*\[?\s*\{\s*\"[^\"\n]{1,60}\"\s*:")
 _PYTHON = re.compile(
     r"\A\s*(?:\[?\s*\{\s*'[^'\n]{1,60}'\s*:|[A-Z][A-Za-z0-9_]*\(\s*[a-z_][a-z0-9_]*\s*=)"
@@ -278,6 +281,8 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     head = text[:1] if not text[:1].isspace() else text.lstrip()[:1]
     if head == "@" and _BIBTEX.match(text):
         return "bibtex"
+    if head.isupper() and _RIS.match(text) and "  - " in text[5:]:
+        return "ris"
     if head and head in "{[":
         if _JSON.match(text):
             return "json"
@@ -368,7 +373,7 @@ def file_format(text: str) -> str | None:
 
     Judged on the first 64 KiB (JSON on the whole text): ``"an Atom feed (.atom)"``,
     ``"an RSS feed (.rss)"``, ``"an HTML page (.html)"``, ``"XML (.xml)"``,
-    ``"JSON (.json)"``, ``"JSON Lines (.jsonl)"``, ``"BibTeX (.bib)"``,
+    ``"JSON (.json)"``, ``"JSON Lines (.jsonl)"``, ``"BibTeX (.bib)"``, ``"RIS (.ris)"``,
     ``"CSV (.csv)"``, ``"TSV (.tsv)"`` (the first line is a header row naming
     ``title`` or ``abstract``), ``"an arXiv e-mail listing"`` (``\\\\`` lines
     around ``arXiv:NNNN.NNNNN`` records), ``"a Markdown digest (.md)"``; None for a
@@ -399,6 +404,8 @@ def file_format(text: str) -> str | None:
                 return "JSON Lines (.jsonl)"
     if "@" in sample and _BIBTEX_LINE.search(sample):
         return "BibTeX (.bib)"
+    if sample.startswith("TY  - "):
+        return "RIS (.ris)"
     first = sample.split("\n", 1)[0].rstrip("\r")
     delimiter = header_row_delimiter(first)
     if delimiter is not None:

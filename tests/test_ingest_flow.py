@@ -62,7 +62,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
         database,
         "select count(*), count(*) filter (where outcome = 'passed') from validation_results",
     )
-    assert checks == [(102, 101)]  # (10 file + 24 entry expectations) x 3 files
+    assert checks == [(105, 104)]  # (10 file + 25 entry expectations) x 3 files
     failed = rows(
         database,
         "select f.name, v.suite, v.expectation, v.severity, v.unexpected_examples "

@@ -86,12 +86,13 @@ def test_files_and_their_counts(ingested: tuple[Path, object]) -> None:
         ("papers_tsv.txt", "loaded", None, None, 1, 0, 1),
         ("python_dicts.txt", "loaded", None, "ACL", 2, 0, 2),
         ("real_lookalikes.txt", "loaded", None, "NeurIPS", 6, 6, 0),
+        ("ris_export.txt", "loaded", None, None, 1, 0, 1),
         ("title_list.txt", "loaded", None, "ICML", 3, 0, 3),
     ]
     counts = (summary.files_seen, summary.files_loaded, summary.files_quarantined)  # type: ignore[attr-defined]
-    assert counts == (15, 14, 1)
+    assert counts == (16, 15, 1)
     entries = (summary.entries, summary.entries_loaded, summary.entries_quarantined)  # type: ignore[attr-defined]
-    assert entries == (39, 10, 29)
+    assert entries == (40, 10, 30)
     assert summary.new_papers == 10  # type: ignore[attr-defined]
 
 
@@ -159,6 +160,14 @@ def test_quarantined_entries_name_what_they_look_like(ingested: tuple[Path, obje
         ("papers_tsv.txt", 1, [f"{DELIMITED}: the file looks like TSV (.tsv); {TODAY}"]),
         ("python_dicts.txt", 1, [PYTHON]),
         ("python_dicts.txt", 2, [PYTHON]),
+        (
+            "ris_export.txt",
+            1,
+            [
+                "an RIS citation record (TY  - …), not an abstract: the file looks like RIS (.ris); "
+                + TODAY
+            ],
+        ),
         ("title_list.txt", 1, ["a list of titles, not an abstract"]),
         ("title_list.txt", 2, ["a list of titles, not an abstract"]),
         ("title_list.txt", 3, ["a title, not an abstract", chars(73), words(9)]),
@@ -200,4 +209,5 @@ def test_other_formats_are_named_once_per_file(ingested: tuple[Path, object]) ->
         ("markdown_table.txt", "warning", "not a plain-text listing"),
         ("papers_csv.txt", "warning", "not a plain-text listing"),
         ("papers_tsv.txt", "warning", "not a plain-text listing"),
+        ("ris_export.txt", "warning", "not a plain-text listing"),
     ]
