@@ -622,8 +622,10 @@ def latin_or_cjk_share(text: str) -> float:
 
 
 #: A leading "Abstract:" label (also "Abstract.", "Abstract —", IEEE's "Abstract—", 摘要：),
-#: once Markdown emphasis is gone (``**Abstract**:``). "Abstract-level …" is not a label.
-_ABSTRACT_LABEL = re.compile(r"^(?:abstract|摘要)(?:\s*[:：—–]|\.\s|\s+-\s)\s*", re.IGNORECASE)
+#: emphasis marks around it allowed (``Abstract**:**``). "Abstract-level …" is not a label.
+_ABSTRACT_LABEL = re.compile(
+    r"^(?:abstract|摘要)[*_]*(?:\s*[:：—–]|\.\s|\s+-\s)[*_]*\s*", re.IGNORECASE
+)
 
 
 def strip_abstract_label(abstract: str) -> str:

@@ -32,6 +32,8 @@ import json
 import re
 from collections.abc import Sequence
 
+from paperwatch.clean import strip_abstract_label
+
 #: Every value :func:`entry_shape` can return; each has an expectation in papers.json.
 ENTRY_SHAPES = (
     "bibtex",
@@ -53,9 +55,8 @@ ENTRY_SHAPES = (
 #: Leading characters that are decoration, not text: Markdown emphasis, quotes,
 #: block quotes, list bullets.
 _LEAD = r"[\s*_>\"'“‘(\[•·+\-]*"
-#: A label such as ``Abstract:`` before the text (``**Abstract**:`` once emphasis is
-#: skipped): shapes are judged on what follows it.
-_ABSTRACT_LABEL = r"(?:abstract[*_]*\s*[:：.—–\-]\s*[*_]*\s*)?"
+#: Decoration before a label or a phrase: emphasis, brackets, quotes.
+_DECORATION = "*_ [(\"'“‘"
 
 _BIBTEX = re.compile(r"\A\s*@[A-Za-z]+\s*[{(]")
 #: An RIS tag line (``TY  - JOUR``, ``AB  - …``): two characters, two spaces, a dash.
@@ -81,9 +82,7 @@ _PLACEHOLDER = re.compile(
       | (?:the\s+)?abstract\s+(?:is\s+)?(?:not\s+(?:yet\s+)?(?:available|provided)|unavailable
             |missing|withheld|forthcoming|to\s+(?:come|be\s+(?:added|announced|provided)))
       | insert\s+(?:the\s+)?abstract\b
-      | """
-    + _ABSTRACT_LABEL
-    + r"""(?:n/?a|none|null|tbd|tba|todo|coming\s+soon|to\s+be\s+announced|not\s+available)
+      | (?:n/?a|none|null|tbd|tba|todo|coming\s+soon|to\s+be\s+announced|not\s+available)
             [\W_]*\Z
     )""",
     re.IGNORECASE | re.VERBOSE,
@@ -93,7 +92,6 @@ _LOREM = re.compile(
 )
 _CHATBOT_START = re.compile(
     _LEAD
-    + _ABSTRACT_LABEL
     + r"""(?:
         as\s+(?:an\s+ai|a\s+(?:large\s+)?language\s+model)\b[^,.]{0,40},\s*i\b
       | (?:i['’]m|i\s+am)\s+(?:sorry|afraid|unable|not\s+able)\b
@@ -267,6 +265,16 @@ def _is_title_case(text: str) -> bool:
     return capitalised >= 0.6 * len(long_words)
 
 
+def _after_label(text: str) -> str:
+    """The text after a leading "Abstract:" label (the one cleaning drops), decoration
+    around it skipped; the text itself when it has no label."""
+    lead = text.lstrip(_DECORATION)
+    if lead[:1] not in ("A", "a", "摘"):
+        return text
+    rest = strip_abstract_label(lead)
+    return text if rest is lead else rest.lstrip(_DECORATION)
+
+
 def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     """What an entry looks like when it is not an abstract, or None when it may be one.
 
@@ -295,11 +303,12 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     lines = entry_lines(text, line_breaks)
     if _is_delimited(lines):
         return "delimited"
-    if (len(text) <= _PLACEHOLDER_MAX_CHARS and _PLACEHOLDER.match(text)) or (
-        ("ipsum" in text or "IPSUM" in text) and _LOREM.search(text)
+    body = _after_label(text)  # "Abstract: N/A" is judged as "N/A"
+    if (len(text) <= _PLACEHOLDER_MAX_CHARS and _PLACEHOLDER.match(body)) or (
+        ("ipsum" in text or "IPSUM" in text) and _LOREM.search(body)
     ):
         return "placeholder"
-    if _CHATBOT_START.match(text) or _has_chatbot_ending(text):
+    if _CHATBOT_START.match(body) or _has_chatbot_ending(text):
         return "chatbot"
     found = {line_shape(line) for line in lines}
     for shape in _LINE_SHAPES:
