@@ -747,6 +747,21 @@ def latin_or_cjk_share(text: str) -> float:
     return latin_or_cjk / letters if letters else 1.0
 
 
+#: A leading "Abstract:" label (also "Abstract.", "Abstract —", IEEE's "Abstract—", 摘要：),
+#: emphasis marks around it allowed (``Abstract**:**``). "Abstract-level …" is not a label.
+_ABSTRACT_LABEL = re.compile(
+    r"^(?:abstract|摘要)[*_]*(?:\s*[:：—–]|\.\s|\s+-\s)[*_]*\s*", re.IGNORECASE
+)
+
+
+def strip_abstract_label(abstract: str) -> str:
+    """``abstract`` without a leading "Abstract:" label (kept when nothing follows it)."""
+    if abstract[:1] not in "Aa摘" or not abstract:
+        return abstract
+    rest = _ABSTRACT_LABEL.sub("", abstract, count=1)
+    return rest if rest else abstract
+
+
 def clean_abstract(raw: str) -> CleanAbstract:
     """Clean one raw entry (as parsed, hard wraps joined) into a :class:`CleanAbstract`.
 
@@ -758,7 +773,7 @@ def clean_abstract(raw: str) -> CleanAbstract:
     macro_names: set[str] = set()
     listed_number, text = split_listed_number(raw)
     text, damage = repair_ligatures(text)
-    abstract = strip_markup(text, macro_names)
+    abstract = strip_abstract_label(strip_markup(text, macro_names))
     sentences = split_sentences(abstract)
     return CleanAbstract(
         abstract=abstract,

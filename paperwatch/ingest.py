@@ -33,6 +33,7 @@ from paperwatch.parse import (
     parse_listing,
     sequence_number,
 )
+from paperwatch.shapes import entry_shape, file_format, format_note, lfs_pointer_detail
 
 #: Names that are work in progress of an editor or a download, never listings.
 _TEMP_SUFFIXES = (".swp", ".swx", ".tmp", ".part", ".crdownload", ".partial", "~")
@@ -101,6 +102,7 @@ class PreparedEntry:
     line: int
     raw_text: str
     clean: CleanAbstract | None
+    line_breaks: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,10 @@ class PreparedFile:
     ``nul_detail`` when it holds NUL bytes; ``decode_error`` when it is not UTF-8
     (with the byte offset and line, and a guess at the encoding). ``data`` keeps
     the bytes of a file that is not readable text, for the quarantine; ``text``
-    the decoded text of one that is.
+    the decoded text of one that is. ``lfs_detail`` is set when the text is a Git
+    LFS pointer (what and where the real file is), ``file_format`` when the text is
+    written in another format than a plain-text listing (see
+    :func:`paperwatch.shapes.file_format`).
     """
 
     stat: ListingFileStat
@@ -125,6 +130,8 @@ class PreparedFile:
     error_line: int | None = None
     data: bytes | None = field(default=None, repr=False)
     text: str | None = field(default=None, repr=False)
+    lfs_detail: str | None = None
+    file_format: str | None = None
 
     @property
     def sequence_number(self) -> int | None:
@@ -393,10 +400,18 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
                 line=entry.line,
                 raw_text=entry.text,
                 clean=cleaned if cleaned.abstract else None,
+                line_breaks=entry.line_breaks,
             )
         )
+    lfs = lfs_pointer_detail(text)
     return PreparedFile(
-        stat=stat, sha256=digest, header=listing.header, entries=tuple(entries), text=text
+        stat=stat,
+        sha256=digest,
+        header=listing.header,
+        entries=tuple(entries),
+        text=text,
+        lfs_detail=lfs,
+        file_format=None if lfs else file_format(text),
     )
 
 
@@ -455,6 +470,9 @@ FILE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "has_header": pl.Boolean,
     "sequence_number": pl.Int32,
     "sequence_gap": pl.String,
+    "lfs_pointer": pl.Boolean,
+    "lfs_detail": pl.String,
+    "format_note": pl.String,
 }
 
 
@@ -469,7 +487,9 @@ def files_frame(
 
     Returns:
         A frame with the columns of ``FILE_SCHEMA``; ``entry_count`` is null for a
-        file that is not readable text, ``sequence_gap`` null when there is no gap.
+        file that is not readable text, ``sequence_gap`` null when there is no gap;
+        ``lfs_pointer`` is true for a Git LFS pointer (``lfs_detail`` says where the
+        file is), ``format_note`` names the other format a file is written in.
     """
     files = list(files)
     numbers = [f.sequence_number for f in files if f.sequence_number is not None]
@@ -489,6 +509,9 @@ def files_frame(
             "has_header": f.header is not None,
             "sequence_number": f.sequence_number,
             "sequence_gap": gaps.get(f.sequence_number) if f.sequence_number is not None else None,
+            "lfs_pointer": f.lfs_detail is not None,
+            "lfs_detail": f.lfs_detail,
+            "format_note": format_note(f.file_format),
         }
         for f in files
     ]
@@ -512,6 +535,8 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "latin_or_cjk_share": pl.Float64,
     "listed_number": pl.Int32,
     "ligature_damage": pl.String,
+    "looks_like": pl.String,
+    "format_note": pl.String,
 }
 
 
@@ -522,14 +547,18 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     abstract (None when empty after cleaning), abstract_raw, word_count,
     char_count, paper_id, method_name, first_sentence, code_urls, and the facts
     the ``papers`` suite checks: is_header_line, unbalanced_markup,
-    latin_or_cjk_share (0-1, rounded to 3 decimals); listed_number (the list number the
-    entry was written with, or None) and ligature_damage (the words with PDF ligature
-    damage left unrepaired, comma-separated, or None).
+    latin_or_cjk_share (0-1, rounded to 3 decimals), looks_like (what the entry
+    looks like when it is not an abstract, :func:`paperwatch.shapes.entry_shape`;
+    null for a header line, which is_header_line names), format_note (the
+    other format the whole file is written in, or null), listed_number (the list
+    number the entry was written with, or None) and ligature_damage (the words with
+    PDF ligature damage left unrepaired, comma-separated, or None).
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
     for prepared in files:
         if not prepared.is_text:
             continue
+        note = format_note(prepared.file_format)
         for entry in prepared.entries:
             c = entry.clean
             rows["file"].append(prepared.stat.rel)
@@ -543,7 +572,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["method_name"].append(c.method_name if c else None)
             rows["first_sentence"].append(c.first_sentence if c else None)
             rows["code_urls"].append(list(c.code_urls) if c else [])
-            rows["is_header_line"].append(parse_header(entry.raw_text) is not None)
+            is_header = parse_header(entry.raw_text) is not None
+            rows["is_header_line"].append(is_header)
             rows["unbalanced_markup"].append(has_unbalanced_markup(c.abstract) if c else False)
             rows["latin_or_cjk_share"].append(
                 round(latin_or_cjk_share(c.abstract), 3) if c else 1.0
@@ -552,4 +582,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["ligature_damage"].append(
                 ", ".join(c.ligature_damage) if c and c.ligature_damage else None
             )
+            rows["looks_like"].append(
+                None if is_header else entry_shape(entry.raw_text, entry.line_breaks)
+            )
+            rows["format_note"].append(note)
     return pl.DataFrame(rows, schema=ENTRY_SCHEMA)

@@ -70,11 +70,16 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One abstract as written: 1-based ``position`` among entries, 1-based first ``line``."""
+    """One abstract as written: 1-based ``position`` among entries, 1-based first ``line``.
+
+    ``text`` is the paragraph's lines joined with one space; ``line_breaks`` holds the
+    offsets in ``text`` of the spaces that were line breaks (empty for one line).
+    """
 
     position: int
     line: int
     text: str
+    line_breaks: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +125,7 @@ def parse_header(line: str) -> Header | None:
     match = _HEADER.match(text)
     if not match:
         return None
-    venue = match.group("venue").strip(" -–—:,'’")
+    venue = match.group("venue").strip(" -–—:,'’#")
     if not venue:
         return None
     return Header(
@@ -174,8 +179,19 @@ def parse_listing(text: str) -> Listing:
             paragraphs[0] = (first_start + 1, first_lines[1:])
 
     entries = [
-        Entry(position=i, line=start, text=" ".join(chunk))
+        Entry(position=i, line=start, text=" ".join(chunk), line_breaks=_line_breaks(chunk))
         for i, (start, chunk) in enumerate(paragraphs, start=1)
     ]
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
     return Listing(header=header, entries=entries, line_count=line_count)
+
+
+def _line_breaks(lines: list[str]) -> tuple[int, ...]:
+    """Offsets, in ``" ".join(lines)``, of the spaces that join ``lines``."""
+    if len(lines) == 1:
+        return ()
+    offsets, offset = [], -1
+    for line in lines[:-1]:
+        offset += len(line) + 1
+        offsets.append(offset)
+    return tuple(offsets)

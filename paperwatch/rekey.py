@@ -7,7 +7,7 @@ holds the same rows as one built from scratch from the same files.
 
 Only entries the new rules can change are read back: those holding a typographic
 quote, apostrophe or dash, a PDF ligature-damage character, or starting with what
-may be a list number (:data:`CANDIDATE_PATTERN`). For every other entry the old and
+may be a list number or an "Abstract:" label (:data:`CANDIDATE_PATTERN`). For every other entry the old and
 the new rules give the same text and id.
 """
 
@@ -25,9 +25,13 @@ log = logging.getLogger(__name__)
 
 #: RE2 pattern (DuckDB ``regexp_matches``) of the raw entries the v2 identity rules may
 #: change: a character of :data:`~paperwatch.clean.TYPOGRAPHIC_FOLDS` or
-#: :data:`~paperwatch.clean.LIGATURE_DAMAGE`, or a leading digit, ``[``, ``(`` or ``#``.
+#: :data:`~paperwatch.clean.LIGATURE_DAMAGE`, a leading digit, ``[``, ``(`` or ``#`` (a
+#: list number), or a leading "Abstract"/"摘要" (a label: clean.strip_abstract_label).
 CANDIDATE_PATTERN = (
-    "[" + "".join(chr(c) for c in TYPOGRAPHIC_FOLDS) + "".join(LIGATURE_DAMAGE) + r"]|^\s*[0-9\[(#]"
+    "["
+    + "".join(chr(c) for c in TYPOGRAPHIC_FOLDS)
+    + "".join(LIGATURE_DAMAGE)
+    + r"]|^\s*[0-9\[(#]|^[\s*_]*(?i:abstract|摘要)"
 )
 
 _PAPER_COLUMNS = (

@@ -130,6 +130,7 @@ def _identity_folder(root: Path) -> Path:
         "curly_quotes.txt",
         "straight_quotes.txt",
         "ligature_damage.txt",
+        "labelled_abstract.txt",
     ):
         shutil.copy(CASES / name, folder / name)
     return folder
@@ -164,9 +165,10 @@ def test_cases_load_with_the_right_identities(tmp_path: Path, database: Path) ->
     for seed in SEEDS.glob("*.txt"):
         (folder / seed.name).unlink()
     summary = ingest_listings(str(folder), str(database), AS_OF)
-    # 2 + 2 (the same two papers, numbered) + 1 + 1 (curly = straight) + 2 entries.
-    assert (summary.entries, summary.entries_loaded, summary.entries_quarantined) == (8, 8, 0)
-    assert (summary.new_papers, summary.exact_duplicates) == (5, 3)
+    # 2 + 2 (the same two papers, numbered) + 1 + 1 (curly = straight) + 2 entries
+    # + 1 (the first paper again, behind an "Abstract:" label).
+    assert (summary.entries, summary.entries_loaded, summary.entries_quarantined) == (9, 9, 0)
+    assert (summary.new_papers, summary.exact_duplicates) == (5, 4)
     with db.reader(database) as con:
         numbers = con.execute(
             "select f.name, o.position, o.listed_number from paper_occurrences o "
@@ -205,9 +207,10 @@ def test_a_database_made_under_the_earlier_rules_upgrades_to_a_fresh_one(
         rules_v1.setattr(clean, "split_listed_number", lambda raw: (None, raw))
         rules_v1.setattr(clean, "repair_ligatures", lambda raw: (raw, ()))
         rules_v1.setattr(clean, "_TYPOGRAPHIC", frozenset())
+        rules_v1.setattr(clean, "strip_abstract_label", lambda abstract: abstract)
         ingest_listings(str(folder), str(old), AS_OF)
     # Under the earlier rules: curly and straight quotes, numbered and plain are apart.
-    assert _counts(old)[0] == 54 + 2 + 2 + 2 + 2
+    assert _counts(old)[0] == 54 + 2 + 2 + 2 + 2 + 1
     with duckdb.connect(str(old)) as con:  # the schema before migration 0003
         con.execute("alter table paper_occurrences drop column listed_number")
         con.execute("delete from schema_migrations where version = 3")

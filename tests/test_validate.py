@@ -33,9 +33,10 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
             "is_header_line": [False, False, False],
             "unbalanced_markup": [False, False, True],
             "latin_or_cjk_share": [1.0, 1.0, 1.0],
-            "ligature_damage": [None, None, None],
-        },
-        schema_overrides={"ligature_damage": pl.String},
+            "looks_like": pl.Series([None, None, None], dtype=pl.String),
+            "format_note": pl.Series([None, None, None], dtype=pl.String),
+            "ligature_damage": pl.Series([None, None, None], dtype=pl.String),
+        }
     )
     result = validate_frame(frame, "papers")
     assert [r.outcome for r in result.results].count("error") == 0
