@@ -87,7 +87,12 @@ WeekOption = Annotated[
 ]
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
+#: Exit statuses (README, "The command line"): 0 done, 1 failed, 2 refused (bad usage,
+#: already sent, a future --as-of), 3 the database stayed locked, 4 the database is damaged.
+EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED, EXIT_DAMAGED = 1, 2, 3, 4
+
+
+def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     """Print ``error: <message>`` on stderr; the exit to raise (1: failed, 2: refused)."""
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     return typer.Exit(code=code)
@@ -198,11 +203,24 @@ def _preflight(
         )
 
 
-def _database_error(settings: object, exc: Exception) -> typer.Exit:
+def _database_exit(settings: object, exc: Exception) -> typer.Exit:
+    """One ``error:`` line and the exit status for a failure of the database itself:
+    3 when another process held it too long, 4 when the file is damaged, 1 otherwise."""
+    from paperwatch import db
     from paperwatch.settings import Settings
+    from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
-    return _fail(f"cannot use {settings.database} as a paperwatch database: {exc}")
+    if isinstance(exc, db.DatabaseLockedError | WriterLockTimeout):
+        return _fail(str(exc), code=EXIT_LOCKED)
+    if isinstance(exc, db.DatabaseDamagedError):
+        return _fail(str(exc), code=EXIT_DAMAGED)
+    if db.is_damage(exc):
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        damaged = db.damaged_error(settings.database, first, before_write=False)
+        return _fail(str(damaged), code=EXIT_DAMAGED)
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return _fail(f"cannot use {settings.database} as a paperwatch database: {first}")
 
 
 def _up_to_date(settings: object, as_of: str | None) -> object | None:
@@ -225,7 +243,9 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
         with db.reader(database, timeout_s=0) as con:
             if not nothing_to_ingest(con, scan):
                 return None
-    except Exception:  # locked, damaged, older: the flow decides and reports properly
+    except db.DatabaseDamagedError as exc:
+        raise _fail(str(exc), code=EXIT_DAMAGED) from None
+    except Exception:  # locked, older: the flow decides and reports properly
         return None
     moment = parse_as_of(as_of, settings.tz)
     summary = IngestSummary(run_id="", week=iso_week(moment, settings.tz))
@@ -236,7 +256,7 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
 def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = False) -> object:
     import duckdb
 
-    from paperwatch.db import DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
     from paperwatch.settings import Settings
     from paperwatch.writer_lock import WriterLockTimeout
 
@@ -250,19 +270,19 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     try:
         with (
             _server_guard(),
-            _short_run_errors(DatabaseLockedError, WriterLockTimeout, duckdb.IOException),
+            _short_run_errors(
+                DatabaseLockedError, DatabaseDamagedError, WriterLockTimeout, duckdb.Error
+            ),
         ):
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+        raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
         NotADirectoryError,
-        DatabaseLockedError,
-        WriterLockTimeout,
         ValueError,
     ) as exc:
         raise _fail(str(exc)) from None
-    except duckdb.IOException as exc:
-        raise _database_error(settings, exc) from None
 
 
 _guarded_servers: set[int] = set()
@@ -340,7 +360,7 @@ def _run_report(
 ) -> object:
     import duckdb
 
-    from paperwatch.db import DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
     from paperwatch.mailer import AlreadySentError, MailDeliveryError
     from paperwatch.settings import Settings
     from paperwatch.writer_lock import WriterLockTimeout
@@ -357,8 +377,9 @@ def _run_report(
                 MailDeliveryError,
                 ValueError,
                 DatabaseLockedError,
+                DatabaseDamagedError,
                 WriterLockTimeout,
-                duckdb.IOException,
+                duckdb.Error,
             ),
         ):
             return weekly_report(
@@ -376,16 +397,14 @@ def _run_report(
         raise typer.Exit(code=2) from None
     except MailDeliveryError as exc:
         raise _fail(str(exc)) from None
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+        raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
-        DatabaseLockedError,
-        WriterLockTimeout,
         ValueError,
         RuntimeError,
     ) as exc:
         raise _fail(str(exc)) from None
-    except duckdb.IOException as exc:
-        raise _database_error(settings, exc) from None
 
 
 def _print_email(outcome: object) -> None:

@@ -76,6 +76,67 @@ class DatabaseLockedError(RuntimeError):
     """The DuckDB file stayed locked by another process for the whole lock timeout."""
 
 
+class DatabaseDamagedError(RuntimeError):
+    """The DuckDB file is damaged (truncated, overwritten, failed checksums): paperwatch
+    refuses to write to it. The message names the file and the way out."""
+
+
+#: DuckDB's words for a damaged file (a block past the end, a bad checksum, a bad header).
+_DAMAGE = re.compile(
+    r"could not read enough bytes|corrupt|checksum|not a valid duckdb database"
+    r"|failed to rollback|invalid database header|magic bytes",
+    re.IGNORECASE,
+)
+#: Bytes before the first block of a DuckDB file: the main header and two database headers.
+_FILE_HEADER_BYTES = 3 * 4096
+
+
+def damaged_error(path: Path, detail: str, before_write: bool = True) -> DatabaseDamagedError:
+    """The error for a damaged database at ``path``, with what was found and what to do.
+
+    ``before_write``: found when the file was opened, before anything was written (else
+    found by a query: the transaction it was part of was rolled back).
+    """
+    done = (
+        "paperwatch did not write to it"
+        if before_write
+        else "paperwatch stopped there (that transaction was rolled back)"
+    )
+    return DatabaseDamagedError(
+        f"the database {path} is damaged ({detail}); {done}. "
+        "Restore it from a backup, or rebuild it from the listing folder: move it aside "
+        "and run `paperwatch ingest` (every listing file is read again)"
+    )
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when a DuckDB error says the file is damaged (not locked, not a bad query)."""
+    return isinstance(exc, duckdb.Error) and bool(_DAMAGE.search(str(exc)))
+
+
+def check_intact(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Refuse a database file shorter than the blocks its header says it holds.
+
+    DuckDB reads a block only when a query needs it, so a truncated file opens and
+    fails half-way through a run; this compares the file's size with the header's
+    block count (``pragma database_size``) first: one header read, no data read.
+    Damage inside a block (flipped bytes) is found by DuckDB's block checksums when
+    the block is read, and reported as :class:`DatabaseDamagedError` too.
+
+    Raises:
+        DatabaseDamagedError: the file is shorter than its header says.
+    """
+    row = con.execute("select block_size, total_blocks from pragma_database_size()").fetchone()
+    if row is None or not row[1]:
+        return
+    expected = _FILE_HEADER_BYTES + int(row[0]) * int(row[1])
+    actual = path.stat().st_size
+    if actual < expected:
+        raise damaged_error(
+            path, f"{actual:,} bytes where its header accounts for {expected:,}: truncated"
+        )
+
+
 @cache
 def read_sql(kind: str, name: str) -> str:
     """Return the text of ``sql/<kind>/<name>.sql``.
@@ -113,12 +174,11 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
     while True:
         try:
             con = duckdb.connect(str(path), read_only=read_only, config=config)
-            # DuckDB would otherwise draw a progress bar on our stdout during long queries.
-            con.execute("set enable_progress_bar = false")
-            return con
         except duckdb.IOException as exc:
             message = str(exc)
             if "lock" not in message.lower():
+                if is_damage(exc):
+                    raise damaged_error(path, message.splitlines()[0]) from exc
                 raise
             if not told and timeout_s > 0:
                 told = True
@@ -136,6 +196,15 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
                 ) from exc
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 2.0)
+            continue
+        try:
+            # DuckDB would otherwise draw a progress bar on our stdout during long queries.
+            con.execute("set enable_progress_bar = false")
+            check_intact(con, path)
+        except BaseException:
+            con.close()
+            raise
+        return con
 
 
 @contextmanager

@@ -208,3 +208,58 @@ def test_a_run_waiting_for_the_writer_lock_says_so_once(
         f"waiting for another paperwatch run to finish writing {database} "
         f"(lock file {database}.writer.lock); waiting as long as it takes"
     ]
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _damage(database: Path, how: str) -> None:
+    data = bytearray(database.read_bytes())
+    if how == "truncated":
+        database.write_bytes(bytes(data[: len(data) // 2]))
+    else:  # flipped bytes inside the data blocks (after the 12 KiB of headers)
+        for offset in range(20_000, len(data), 50_000):
+            data[offset] ^= 0xFF
+        database.write_bytes(bytes(data))
+
+
+@pytest.mark.usefixtures("prefect_harness")
+@pytest.mark.parametrize(
+    ("how", "found"),
+    [
+        ("truncated", "bytes where its header accounts for"),
+        ("flipped", "Corrupt database file: computed checksum"),
+    ],
+)
+def test_a_damaged_database_is_refused_in_one_line_and_left_as_it_was(
+    seed_folder: Path, tmp_path: Path, how: str, found: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from paperwatch.cli import EXIT_DAMAGED, app
+
+    database = tmp_path / "db" / "paperwatch.duckdb"
+    ingest_listings(str(seed_folder), str(database), AS_OF)
+    _damage(database, how)
+    before = _sha256(database)
+    (seed_folder / "new.txt").write_bytes((SEEDS / SEED).read_bytes().replace(b"We ", b"Here we "))
+    runner = CliRunner()
+    for args in (
+        ["ingest", "--folder", str(seed_folder)],
+        ["report", "--week", "2026-W48", "--report-dir", str(tmp_path / "out")],
+    ):
+        result = runner.invoke(app, [*args, "--database", str(database)])
+        assert result.exit_code == EXIT_DAMAGED, result.output
+        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, result.output
+        assert errors[0].startswith(f"error: the database {database} is damaged (")
+        assert found in errors[0]
+        assert errors[0].endswith(
+            "Restore it from a backup, or rebuild it from the listing folder: move it aside "
+            "and run `paperwatch ingest` (every listing file is read again)"
+        )
+        assert "Traceback" not in result.output
+        assert _sha256(database) == before
