@@ -115,7 +115,7 @@ def is_damage(exc: BaseException) -> bool:
 
 
 def check_intact(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Refuse a database file shorter than the blocks its header says it holds.
+    """Refuse a database file shorter than the blocks its header says are in use.
 
     DuckDB reads a block only when a query needs it, so a truncated file opens and
     fails half-way through a run; this compares the file's size with the header's
@@ -126,9 +126,11 @@ def check_intact(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     Raises:
         DatabaseDamagedError: the file is shorter than its header says.
     """
-    row = con.execute("select block_size, total_blocks from pragma_database_size()").fetchone()
+    row = con.execute("select block_size, used_blocks from pragma_database_size()").fetchone()
     if row is None or not row[1]:
         return
+    # Used blocks only: free blocks at the end of the file need not be on disk (DuckDB
+    # counts them in total_blocks), so this is a lower bound and never a false alarm.
     expected = _FILE_HEADER_BYTES + int(row[0]) * int(row[1])
     actual = path.stat().st_size
     if actual < expected:
