@@ -331,7 +331,13 @@ _GENERIC_NAMES = frozenset(
 #: followed by white space, or ``5、`` / ``6．`` (CJK lists, no space needed).
 _LISTED_NUMBER = re.compile(
     r"^\s*(?:(?:(?P<a>\d{1,5})[.)]|\[(?P<b>\d{1,5})\]|\((?P<c>\d{1,5})\)|#(?P<d>\d{1,5}))\s+"
-    r"|(?P<e>\d{1,5})[、．]\s*)(?=\S)"
+    r"|(?P<e>\d{1,5})[、．]\s*"
+    r"|(?P<f>[\u2460-\u2473\u2776-\u277f])\s*"  # ① … ⑳, ❶ … ❿
+    r"|(?:[-–•·▪‣◦*+>]\s+)+)(?=\S)"  # a bullet or a block quote mark, no number
+)
+#: First characters that may start a list number or a bullet (a cheap test first).
+LIST_MARK_STARTS = frozenset("0123456789[(# \t-–•·▪‣◦*+>") | frozenset(
+    chr(c) for c in [*range(0x2460, 0x2474), *range(0x2776, 0x2780)]
 )
 
 
@@ -339,19 +345,24 @@ def split_listed_number(raw: str) -> tuple[int | None, str]:
     """Split a leading list number off an entry: ``"1. We propose…"`` → ``(1, "We propose…")``.
 
     Recognised: ``1.``, ``2)``, ``[3]``, ``(12)``, ``#4`` (1-5 digits) followed by white space,
-    and ``5、``/``6．`` as CJK lists write them. The number is the entry's place in the
-    listing as its author numbered it, not part of the abstract: the same abstract numbered
-    and unnumbered is one paper. A decimal (``1.5 billion``) or a year with no space after
-    the point is text, not a number. Returns ``(None, raw)`` when there is none, or when
-    nothing would be left after it.
+    ``5、``/``6．`` as CJK lists write them, and circled numbers ``①``-``⑳``. The number is
+    the entry's place in the listing as its author numbered it, not part of the abstract:
+    the same abstract numbered and unnumbered is one paper. A bullet (``-``, ``•``, ``*``,
+    ``+``) or block-quote mark (``>``) followed by white space is split off too, with no
+    number: ``(None, rest)``. A decimal (``1.5 billion``), ``3D`` or ``-5%`` (no space after
+    the mark) is text. Returns ``(None, raw)`` when there is none, or when nothing would be
+    left after it.
     """
-    if not raw[:1].isdigit() and raw[:1] not in "[(# \t":
+    if raw[:1] not in LIST_MARK_STARTS:
         return None, raw
     match = _LISTED_NUMBER.match(raw)
     if match is None:
         return None, raw
-    number = next(g for g in match.group("a", "b", "c", "d", "e") if g is not None)
-    return int(number), raw[match.end() :]
+    found = [g for g in match.group("a", "b", "c", "d", "e") if g is not None]
+    if found:
+        return int(found[0]), raw[match.end() :]
+    circled = match.group("f")
+    return (int(unicodedata.numeric(circled)) if circled else None), raw[match.end() :]
 
 
 # --- PDF ligature damage ------------------------------------------------------
@@ -379,9 +390,12 @@ def _known_words() -> Any:
     return SpellChecker(language="en", distance=1)
 
 
-def _is_known_word(word: str, text: str) -> bool:
+_WRITTEN_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def _is_known_word(word: str, written: set[str]) -> bool:
     lower = word.lower()
-    if lower in text.lower():  # the undamaged word is written elsewhere in the entry
+    if lower in written:  # the undamaged word is written elsewhere in the entry
         return True
     checker = _known_words()
     parts = [p for p in lower.split("-") if p]
@@ -409,17 +423,25 @@ def repair_ligatures(raw: str) -> tuple[str, tuple[str, ...]]:
     if not any(char in raw for char in LIGATURE_DAMAGE):
         return raw, ()
     unrepaired: dict[str, None] = {}
+    written: set[str] | None = None
+    decided: dict[str, str] = {}  # each distinct damaged word is judged once: linear time
 
     def repair(match: re.Match[str]) -> str:
+        nonlocal written
         word = match.group(0)
-        if not any(c.isalpha() for c in word):
-            return word
-        fixed = "".join(LIGATURE_DAMAGE.get(c, c) for c in word)
-        if _is_known_word(fixed, raw):
-            return fixed
-        if _FLAGGED_DAMAGE.search(word) and sum(c.isalpha() for c in word) >= 3:
-            unrepaired.setdefault(word, None)
-        return word
+        if word in decided:
+            return decided[word]
+        result = word
+        if any(c.isalpha() for c in word):
+            if written is None:
+                written = set(_WRITTEN_WORD.findall(raw.lower()))
+            fixed = "".join(LIGATURE_DAMAGE.get(c, c) for c in word)
+            if _is_known_word(fixed, written):
+                result = fixed
+            elif _FLAGGED_DAMAGE.search(word) and sum(c.isalpha() for c in word) >= 3:
+                unrepaired.setdefault(word, None)
+        decided[word] = result
+        return result
 
     return _DAMAGED_WORD.sub(repair, raw), tuple(unrepaired)
 

@@ -548,14 +548,16 @@ def quarantine_list(
             + ("" if include_released else " (or all released; see --all)")
         )
         return
-    for item in items:
-        where = item["path"] + (f":{item['line']}" if item["line"] else "")
+    from paperwatch.report import printable
+
+    for item in items:  # quarantined text may hold anything: shown inert (control chars → �)
+        where = printable(item["path"]) + (f":{item['line']}" if item["line"] else "")
         what = "file" if item["kind"] == "file" else f"entry {item['position']}"
         typer.echo(f"#{item['quarantine_id']}  {where}  ({what}, {item['week']})")
         for reason in item["reasons"]:
-            typer.echo(f"    reason: {reason}")
+            typer.echo(f"    reason: {printable(reason)}")
         if item["preview"]:
-            typer.echo(f"    text:   {' '.join(item['preview'].split())[:120]}")
+            typer.echo(f"    text:   {printable(' '.join(item['preview'].split())[:120])}")
         elif item["raw_bytes"]:
             typer.echo(f"    bytes:  {item['raw_bytes']:,} kept")
         if item["released_at"]:

@@ -177,14 +177,25 @@ def scan_folder(folder: Path) -> ScanResult:
     files: list[ListingFileStat] = []
     ignored: list[tuple[str, str]] = []
     inside = folder.resolve()
-    for root, dirs, names in os.walk(folder, followlinks=False):
+
+    def unlistable(exc: OSError) -> None:  # a folder os.walk cannot list: said, not skipped
+        where = Path(os.fsdecode(exc.filename)) if exc.filename else folder
+        rel = printable_name(where.relative_to(folder).as_posix()) if where != folder else "."
+        ignored.append((rel, f"cannot list this folder: {exc.strerror}"))
+
+    for root, dirs, names in os.walk(folder, followlinks=False, onerror=unlistable):
         root_path = Path(root)
         kept_dirs = []
         for d in sorted(dirs):
             rel = printable_name((root_path / d).relative_to(folder).as_posix())
             if d.startswith("."):
                 continue
-            if (root_path / d).is_symlink():
+            try:
+                is_link = stat_mod.S_ISLNK((root_path / d).lstat().st_mode)
+            except OSError as exc:  # e.g. a path over the system's limit (ENAMETOOLONG)
+                ignored.append((rel, f"cannot read this folder: {exc.strerror}"))
+                continue
+            if is_link:
                 ignored.append((rel, "link to a folder (not followed)"))
                 continue
             if d.lower().endswith(".txt"):
@@ -217,7 +228,7 @@ def scan_folder(folder: Path) -> ScanResult:
                 )
                 ignored.append((rel, f"cannot stat: {detail}"))
                 continue
-            if not path.is_file():
+            if not stat_mod.S_ISREG(st.st_mode):
                 ignored.append((rel, "not a regular file"))
                 continue
             files.append(

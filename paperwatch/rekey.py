@@ -31,7 +31,7 @@ CANDIDATE_PATTERN = (
     "["
     + "".join(chr(c) for c in TYPOGRAPHIC_FOLDS)
     + "".join(LIGATURE_DAMAGE)
-    + r"]|^\s*[0-9\[(#]|^[\s*_]*(?i:abstract|摘要)"
+    + r"]|^\s*[0-9\[(#\-–•·▪‣◦*+>\x{2460}-\x{2473}\x{2776}-\x{277f}]|^[\s*_]*(?i:abstract|摘要)"
 )
 
 _PAPER_COLUMNS = (

@@ -67,6 +67,14 @@ def test_numbered_entries_are_the_same_papers_as_unnumbered_ones() -> None:
         ("(a) Text", None, "(a) Text"),
         ("12.", None, "12."),
         ("We cite [3] here.", None, "We cite [3] here."),
+        ("- Text", None, "Text"),
+        ("• Text", None, "Text"),
+        ("* Text", None, "Text"),
+        ("> Text", None, "Text"),
+        ("① Text", 1, "Text"),
+        ("❿ Text", 10, "Text"),
+        ("-5% of the text", None, "-5% of the text"),
+        ("*Italic* text", None, "*Italic* text"),
     ],
 )
 def test_split_listed_number(raw: str, number: int | None, rest: str) -> None:
@@ -95,6 +103,13 @@ def test_pdf_ligature_damage_is_repaired_into_known_words_and_the_rest_reported(
     assert left == ("zq®uxt",)
     assert text == second  # 25°C and ±0.5 are not words; an unknown word is left as written
     assert clean_abstract(second).ligature_damage == ("zq®uxt",)
+
+
+def test_ligature_repair_of_a_long_entry_judges_each_word_once() -> None:
+    raw = "We show that. " + "di®erent e±cient " * 10_000 + "zq®uxt."
+    text, left = repair_ligatures(raw)
+    assert text == "We show that. " + "different efficient " * 10_000 + "zq®uxt."
+    assert left == ("zq®uxt",)
 
 
 def test_the_seeds_hold_no_ligature_damage_and_no_list_numbers() -> None:

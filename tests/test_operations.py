@@ -263,3 +263,47 @@ def test_a_damaged_database_is_refused_in_one_line_and_left_as_it_was(
         )
         assert "Traceback" not in result.output
         assert _sha256(database) == before
+
+
+def test_a_folder_past_the_path_limit_is_passed_over_and_the_rest_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = _one_seed(tmp_path)
+    monkeypatch.chdir(folder)
+    depth = 0
+    while len(str(folder)) + depth * 61 < 4200:  # beyond PATH_MAX (4,096 bytes)
+        name = f"level{depth:03d}_" + "d" * 52
+        os.mkdir(name)
+        os.chdir(name)
+        depth += 1
+    Path("deep.txt").write_text("x", encoding="utf-8")
+    scan = scan_folder(folder)
+    assert [s.rel for s in scan.files] == [SEED]
+    reasons = {reason for _, reason in scan.ignored}
+    assert reasons == {"cannot read this folder: File name too long"}
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_an_entry_mostly_removed_by_cleaning_is_quarantined_and_shown_inert(
+    tmp_path: Path, database: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from paperwatch.cli import app
+
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    sentence = "We propose a method for robust estimation of sparse graphs from few noisy samples."
+    backslashes = "\\" * 25_000
+    (folder / "a.txt").write_text(
+        f"ICML 2027 accepted papers\n\n{sentence} {backslashes}\n\nShort RED\x07\x08 text.\n",
+        encoding="utf-8",
+    )
+    summary = ingest_listings(str(folder), str(database), AS_OF)
+    assert (summary.entries, summary.entries_loaded, summary.entries_quarantined) == (2, 0, 2)
+    reasons = rows(database, "select position, reasons from quarantine order by position")
+    assert reasons[0][0] == 1 and any("over 20,000 characters" in r for r in reasons[0][1])
+    listed = CliRunner().invoke(app, ["quarantine", "list", "--database", str(database)])
+    assert listed.exit_code == 0, listed.output
+    assert "Short RED\ufffd\ufffd text." in listed.output
+    assert "\x07" not in listed.output and "\x08" not in listed.output
