@@ -18,7 +18,10 @@ Entry shapes (the values of :data:`ENTRY_SHAPES`, in the order they are tried):
 - ``placeholder``, ``chatbot``: the entry starts (or, for a chatbot, ends) as
   boilerplate rather than an abstract (a short ``No abstract``, lorem ipsum;
   ``As an AI language model, I``, ``I'm sorry, but I can't``, ``Here is a
-  summary of``);
+  summary of``; closers such as "I hope this helps", and their Chinese forms);
+- ``boilerplate``: a proceedings page's copyright line, a table of contents (dot
+  leaders), an organiser's notice ("papers are listed in alphabetical order");
+- ``reference``: a bibliography entry (initials and names, then a venue, pages or year);
 - ``markdown_heading``, ``markdown_table``, ``separator``, ``metadata``: one of
   its lines, as written, is a Markdown heading, a table row, a rule (``---``),
   or a metadata line (``Authors:``, ``**Link:**``, ``arXiv:2611.00001``, …);
@@ -44,6 +47,8 @@ ENTRY_SHAPES = (
     "delimited",
     "placeholder",
     "chatbot",
+    "boilerplate",
+    "reference",
     "markdown_heading",
     "markdown_table",
     "separator",
@@ -70,7 +75,8 @@ _SECOND_KEYWORD = re.compile(r",\s*[a-z_][a-z0-9_]*\s*=")
 #: Document and feed markup only: an abstract wrapped in ``<p>`` is still an abstract
 #: (the HTML warning reports it).
 _MARKUP = re.compile(
-    r"\A\s*<(?:\?xml|!doctype|html|head|body|feed|rss|channel|entry|item)\b", re.IGNORECASE
+    r"\A\s*<(?:!--|(?:\?xml|!doctype|html|head|body|feed|rss|channel|entry|item)\b)",
+    re.IGNORECASE,
 )
 #: Placeholders are short: "No abstract", "Abstract not available.", "[Abstract: TBD]".
 _PLACEHOLDER_MAX_CHARS = 200
@@ -101,6 +107,10 @@ _CHATBOT_START = re.compile(
       | i\s+(?:can(?:no|['’])t|cannot|do\s+not|don['’]t)\s+(?:have\s+access|access|browse|open|read
             |provide|help|assist|summari[sz]e|find|retrieve|generate|view)\b
       | (?:sure|certainly|of\s+course|absolutely|okay)\b[!,.]*\s+(?:here|below|i)\b
+      | i\s+hope\s+this\s+helps\b | great\s+question\b
+      | note:\s+i\s+(?:could\s*not|couldn['’]t|cannot|can['’]t|did\s+not|didn['’]t)\b
+      | (?:the\s+|these\s+)?(?:papers|abstracts|summaries)\s+(?:below|above)\s+(?:are|were)\b
+      | 以下是 | 当然[，,！!] | 抱歉
       | (?:here\s+is|here\s+are|here['’]s|below\s+is)\s+(?:a|an|the|your|my)?\s*(?:[\w-]+\s+){0,3}?
             (?:(?:summary|abstract|overview|rewrite|rewritten|paraphrase)\b
               |(?:version|draft|translation)\s*(?::|of\s+(?:the|your|this)\s+(?:abstract|paper|text)))
@@ -109,12 +119,44 @@ _CHATBOT_START = re.compile(
 )
 _CHATBOT_END = re.compile(
     r"(?:let\s+me\s+know\s+if|i\s+hope\s+this\s+helps|feel\s+free\s+to\s+ask"
-    r"|would\s+you\s+like\s+me\s+to)\b[^.!?]*[.!?]?[\s*_]*\Z",
+    r"|would\s+you\s+like\s+me\s+to)\b[^.!?]*[.!?]?[\s*_]*\Z"
+    r"|(?:请随时告诉我|如果您需要)[^。！？]*[。！？]?\s*\Z",
     re.IGNORECASE,
 )
 
 #: Words one of which a chatbot's closing line holds (a cheap test before the regex).
-_CHATBOT_END_WORDS = ("let me know", "hope this helps", "feel free", "would you like")
+_CHATBOT_END_WORDS = (
+    "let me know",
+    "hope this helps",
+    "feel free",
+    "would you like",
+    "请随时告诉我",
+    "如果您需要",
+)
+#: An abstract may open by quoting a reply ("As an AI language model, I cannot …" is a
+#: common refusal. We measure …): a quotation closed and followed by more text.
+_QUOTED_OPENING = re.compile(r"\A\s*[\"“‘'][^\"”’]{1,200}[\"”’]\s+[\w(]")
+#: Text of a proceedings page or an organiser's notice, not of an abstract: a copyright
+#: line, a table of contents (dot leaders), an ordering or contact notice.
+_BOILERPLATE = re.compile(
+    r"copyright\s+(?:©\s*)?(?:\d{4}\s+)?(?:by\s+)?the\s+author|\ball\s+rights\s+reserved\b"
+    r"|\btable\s+of\s+contents\b|\.{6,}\s*\d"
+    r"|\b(?:papers|abstracts)\s+are\s+(?:listed|sorted|ordered)\s+(?:in|by)\b"
+    r"|\bcontact\s+the\s+(?:program|programme|general)\s+chairs?\b",
+    re.IGNORECASE,
+)
+#: A bibliography entry: author initials and names first, then a venue, pages or a year
+#: at the end ("A. Smith, B. Jones, and C. Brown. Title. In Advances …, 2022.").
+_REFERENCE_AUTHORS = re.compile(
+    r"\A[\s\[\]\d.]*(?:(?:[A-Z]\.\s?)+[A-Z][\w'’-]+|[A-Z][\w'’-]+,\s(?:[A-Z]\.\s?)+)"
+    r"(?:,|\s+and\s|\s+et\s+al\.)"
+)
+_REFERENCE_TAIL = re.compile(
+    r"(?:\b(?:19|20)\d{2}[a-z]?\.?\s*\Z|\bIn\s+(?:Proceedings|Advances|International|Conference)"
+    r"|\bpages?\s+\d+|\bpp\.\s*\d+|\bvol(?:ume|\.)\s*\d+)"
+)
+#: A CSV row without a header: an identifier, then a quoted field (``2611.01234,"Title",…``).
+_CSV_ROW = re.compile(r'\A\s*[\w.:/-]{1,40}\s*,\s*"[^"\n]{1,400}"\s*,')
 
 
 def _has_chatbot_ending(text: str) -> bool:
@@ -133,7 +175,7 @@ _METADATA_LABEL = re.compile(
         Authors?|Author\(s\)|Affiliations?|Institutions?|Links?|URL|PDF|DOI|Comments?
       | Keywords?|Key\s+words|Subjects?|Categor(?:y|ies)|Primary\s+category|Domain|Tags|Topics
       | Venue|Conference|Journal(?:-ref)?|Published|Submitted|Updated|Date|Title|TL;?DR|Paper\s+ID
-      | Index\s+terms|Journal\s+reference|Report-no|(?:MSC|ACM|Subj)-class|Submitter
+      | Index\s+terms|Journal\s+reference|Report-no|(?:MSC|ACM|Subj)-class|Submitter|References
       | 作者|标题|题目|链接|关键词|关键字|机构|单位
     )[*_]*\s*[:：]""",
     re.VERBOSE | re.IGNORECASE,
@@ -143,7 +185,8 @@ _ARXIV_ID = re.compile(r"\A[\s>*_\-+•·]*arXiv\s*:?\s*\d{4}\.\d{4,5}(?:v\d+)?\
 #: only images and badges (``[![stars](…)](…)``).
 _LINK_LINE = re.compile(
     r"\A[\s*_\-|•·]*(?:(?:\[(?:arxiv|pdf|paper|abs|html|code|project(?:\s+page)?|openreview|doi"
-    r"|link|github|website)\]\([^)\s]+\)|\[?!\[[^\]]*\]\([^)\s]*\)(?:\]\([^)\s]*\))?)[\s*_|,•·]*)+\Z",
+    r"|link|github|website|video|slides|poster|talk|demo|data(?:set)?|models?|weights|supp"
+    r"|supplementary|bibtex|cite|blog|colab|hugging\s*face|leaderboard)\]\([^)\s]+\)|\[?!\[[^\]]*\]\([^)\s]*\)(?:\]\([^)\s]*\))?)[\s*_|,•·]*)+\Z",
     re.IGNORECASE,
 )
 #: A header row of a CSV/TSV export: short field names, one of them title or abstract.
@@ -301,15 +344,20 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     if head == "<" and _MARKUP.match(text):
         return "markup"
     lines = entry_lines(text, line_breaks)
-    if _is_delimited(lines):
+    if _is_delimited(lines) or ('",' in text[:450] and _CSV_ROW.match(text)):
         return "delimited"
     body = _after_label(text)  # "Abstract: N/A" is judged as "N/A"
     if (len(text) <= _PLACEHOLDER_MAX_CHARS and _PLACEHOLDER.match(body)) or (
         ("ipsum" in text or "IPSUM" in text) and _LOREM.search(body)
     ):
         return "placeholder"
-    if _CHATBOT_START.match(body) or _has_chatbot_ending(text):
+    quoted = body[:1] in "\"“‘'" and _QUOTED_OPENING.match(body) is not None
+    if (not quoted and _CHATBOT_START.match(body)) or _has_chatbot_ending(text):
         return "chatbot"
+    if len(text) <= 1000 and _BOILERPLATE.search(text):
+        return "boilerplate"
+    if len(text) <= 600 and _REFERENCE_AUTHORS.match(text) and _REFERENCE_TAIL.search(text):
+        return "reference"
     found = {line_shape(line) for line in lines}
     for shape in _LINE_SHAPES:
         if shape in found:

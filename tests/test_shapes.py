@@ -278,3 +278,79 @@ def test_an_abstract_label_is_not_part_of_the_abstract() -> None:
 def test_a_markdown_heading_header_keeps_its_venue_without_hashes() -> None:
     header = parse_header("# Daily digest — 2026-11-27")
     assert header is not None and (header.venue, header.year) == ("Daily digest", 2026)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I hope this helps! These abstracts were translated from the original versions "
+            "by a tool, so some terms may differ from the papers.",
+            "chatbot",
+        ),
+        (
+            "Note: I could not access the full text of these papers, so the summaries above "
+            "rely only on the titles given.",
+            "chatbot",
+        ),
+        (
+            "Great question! The papers below are the most relevant ones found for robust "
+            "routing in sparse models.",
+            "chatbot",
+        ),
+        (
+            "以下是根据您提供的会议论文列表整理出的摘要，共二十篇，如需更详细的解读请随时告诉我。",
+            "chatbot",
+        ),
+        ("<!-- entries below were collected from the conference site by a script -->", "markup"),
+        (
+            "A. Smith, B. Jones, and C. Brown. Deep residual learning for tabular data "
+            "classification. In Advances in Neural Information Processing Systems, volume 35, "
+            "pages 1024-1036, 2022.",
+            "reference",
+        ),
+        ("References: [1] Vaswani et al. Attention. [2] Devlin et al. BERT.", "metadata"),
+        (
+            "[PDF](https://x.org/pdf?id=1) | [Code](https://x.org/c) | [Video](https://x.org/v)"
+            " | [Slides](https://x.org/s)",
+            "metadata",
+        ),
+        (
+            '2611.01234,"Learning to Route Tokens","A. Zhang; B. Li",cs.LG,2026-11-24,'
+            '"We route tokens to experts by load."',
+            "delimited",
+        ),
+        (
+            "Proceedings of the 40th Conference on Learning Systems. Copyright 2026 by the "
+            "author(s). Reprints are permitted for personal use.",
+            "boilerplate",
+        ),
+        (
+            "Table of Contents: Oral Session 1 (Monday) .......... 3; Oral Session 2 "
+            "(Tuesday) .......... 9",
+            "boilerplate",
+        ),
+        (
+            "Accepted papers are listed in alphabetical order of the first author. Contact "
+            "the program chairs at chairs@example.org with corrections.",
+            "boilerplate",
+        ),
+    ],
+)
+def test_more_shapes_found_by_trying_bad_input(text: str, expected: str) -> None:
+    assert entry_shape(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"As an AI language model, I cannot help with that" is a common refusal. We measure '
+        "over-refusal in eight chat assistants and show that a small fine-tuning set halves it.",
+        "Smith et al. (2021) showed that residual learning helps on tabular data. We extend "
+        "their analysis to 40 datasets and find gains only with heavy regularisation.",
+        "We propose a contrastive pre-training objective for tables that improves accuracy on "
+        "12 benchmarks by 3.1 points on average, published at ICML 2025.",
+    ],
+)
+def test_abstracts_that_quote_or_cite_are_abstracts(text: str) -> None:
+    assert entry_shape(text) is None
