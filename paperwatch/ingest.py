@@ -33,7 +33,13 @@ from paperwatch.parse import (
     parse_listing,
     sequence_number,
 )
-from paperwatch.shapes import entry_shape, file_format, format_note, lfs_pointer_detail
+from paperwatch.shapes import (
+    entry_shape,
+    file_format,
+    format_note,
+    lfs_pointer_detail,
+    split_metadata_lines,
+)
 
 #: Names that are work in progress of an editor or a download, never listings.
 _TEMP_SUFFIXES = (".swp", ".swx", ".tmp", ".part", ".crdownload", ".partial", "~")
@@ -103,6 +109,12 @@ class PreparedEntry:
     raw_text: str
     clean: CleanAbstract | None
     line_breaks: tuple[int, ...] = ()
+    #: The text that was cleaned and judged, when metadata lines above or below the
+    #: abstract were split off it (:func:`paperwatch.shapes.split_metadata_lines`); the
+    #: offsets of its line breaks; and the lines split off. None: ``raw_text`` itself.
+    body: str | None = None
+    body_line_breaks: tuple[int, ...] = ()
+    metadata_lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,9 +414,10 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
     entries = []
     cleaned_by_text: dict[str, CleanAbstract] = {}  # a file may repeat one entry many times
     for entry in listing.entries:
-        cleaned = cleaned_by_text.get(entry.text)
+        body, body_breaks, metadata = split_metadata_lines(entry.text, entry.line_breaks)
+        cleaned = cleaned_by_text.get(body)
         if cleaned is None:
-            cleaned = cleaned_by_text[entry.text] = clean_abstract(entry.text)
+            cleaned = cleaned_by_text[body] = clean_abstract(body)
         entries.append(
             PreparedEntry(
                 position=entry.position,
@@ -412,6 +425,9 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
                 raw_text=entry.text,
                 clean=cleaned if cleaned.abstract else None,
                 line_breaks=entry.line_breaks,
+                body=body if metadata else None,
+                body_line_breaks=body_breaks if metadata else (),
+                metadata_lines=metadata,
             )
         )
     lfs = lfs_pointer_detail(text)
@@ -594,7 +610,13 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
                 ", ".join(c.ligature_damage) if c and c.ligature_damage else None
             )
             rows["looks_like"].append(
-                None if is_header else entry_shape(entry.raw_text, entry.line_breaks)
+                None
+                if is_header
+                else (
+                    entry_shape(entry.body, entry.body_line_breaks)
+                    if entry.body is not None
+                    else entry_shape(entry.raw_text, entry.line_breaks)
+                )
             )
             rows["format_note"].append(note)
     return pl.DataFrame(rows, schema=ENTRY_SCHEMA)

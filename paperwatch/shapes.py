@@ -180,6 +180,8 @@ _METADATA_LABEL = re.compile(
     )[*_]*\s*[:：]""",
     re.VERBOSE | re.IGNORECASE,
 )
+#: The last line of an entry of arXiv's e-mail listing: ``\\ ( https://arxiv.org/abs/… , 512kb)``.
+_ARXIV_TRAILER = re.compile(r"\A\\\\\s*\(\s*https?://\S+\s*,\s*[\d.]+\s*[kKmM]b\s*\)\s*\Z")
 _ARXIV_ID = re.compile(r"\A[\s>*_\-+•·]*arXiv\s*:?\s*\d{4}\.\d{4,5}(?:v\d+)?\b", re.IGNORECASE)
 #: A line that is only Markdown links whose text names a resource (``[arXiv](…)``), or
 #: only images and badges (``[![stars](…)](…)``).
@@ -239,6 +241,8 @@ def line_shape(line: str) -> str | None:
     if label and not label.group("label")[0].islower():
         return "metadata"
     if _ARXIV_ID.match(line) or ("](" in line and _LINK_LINE.match(line)):
+        return "metadata"
+    if line.startswith("\\") and _ARXIV_TRAILER.match(line):
         return "metadata"
     return None
 
@@ -316,6 +320,54 @@ def _after_label(text: str) -> str:
         return text
     rest = strip_abstract_label(lead)
     return text if rest is lead else rest.lstrip(_DECORATION)
+
+
+#: Lines split off an abstract they stand above or below: metadata, a digest's title
+#: heading, a rule.
+_LABEL_LINE_SHAPES = frozenset(["metadata", "markdown_heading", "separator"])
+
+
+def split_metadata_lines(
+    text: str, line_breaks: Sequence[int] = ()
+) -> tuple[str, tuple[int, ...], tuple[str, ...]]:
+    """Split metadata lines written above or below an abstract off it.
+
+    A digest often writes ``arXiv:2611.07777`` or ``TL;DR: …`` on the line above an
+    abstract and ``Comments: 12 pages`` or ``Keywords: …`` on the line below, in the
+    same paragraph, and a digest its ``## Title`` heading and ``**Authors:**`` line
+    above the abstract. Those lines (:func:`line_shape` ``metadata``,
+    ``markdown_heading``, ``separator``) at the start and at the end are split off, so the abstract between them is judged and loaded; the
+    entry's raw text keeps them. Nothing is split when no other line would be left,
+    or when the lines left still hold a line of another shape (then the entry is not
+    an abstract with a label line, and the shapes judge it whole).
+
+    Args:
+        text: the entry as parsed (lines joined with one space).
+        line_breaks: offsets in ``text`` of the spaces that were line breaks.
+
+    Returns:
+        ``(body, body_line_breaks, metadata_lines)``; ``(text, line_breaks, ())`` when
+        nothing was split off.
+    """
+    if not line_breaks:
+        return text, tuple(line_breaks), ()
+    lines = entry_lines(text, line_breaks)
+    start, end = 0, len(lines)
+    while start < end and line_shape(lines[start]) in _LABEL_LINE_SHAPES:
+        start += 1
+    while end > start and line_shape(lines[end - 1]) in _LABEL_LINE_SHAPES:
+        end -= 1
+    if (start == 0 and end == len(lines)) or start >= end:
+        return text, tuple(line_breaks), ()
+    body_lines = lines[start:end]
+    if any(line_shape(line) for line in body_lines):
+        return text, tuple(line_breaks), ()
+    breaks, offset = [], 0
+    for line in body_lines[:-1]:
+        offset += len(line)
+        breaks.append(offset)
+        offset += 1
+    return " ".join(body_lines), tuple(breaks), tuple(lines[:start] + lines[end:])
 
 
 def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:

@@ -354,3 +354,47 @@ def test_more_shapes_found_by_trying_bad_input(text: str, expected: str) -> None
 )
 def test_abstracts_that_quote_or_cite_are_abstracts(text: str) -> None:
     assert entry_shape(text) is None
+
+
+ABSTRACT_LINES = [
+    "We study disfluent speech and show that a curriculum over disfluency types",
+    "improves recognition on three corpora by a wide margin.",
+]
+
+
+@pytest.mark.parametrize(
+    ("above", "below"),
+    [
+        ([], ["Comments: 12 pages, 4 figures, accepted at NeurIPS 2026"]),
+        ([], ["Keywords: speech recognition, disfluency, curriculum learning"]),
+        (["TL;DR: A curriculum makes recognisers robust to disfluencies."], []),
+        (["arXiv:2611.07777"], []),
+        (["## [3] Curricula for Disfluent Speech", "**Authors:** A. Author, B. Author"], []),
+        (["arXiv:2611.07777", "Authors: A. Author"], ["Comments: 9 pages", "---"]),
+    ],
+)
+def test_metadata_lines_above_or_below_an_abstract_are_split_off(
+    above: list[str], below: list[str]
+) -> None:
+    from paperwatch.shapes import split_metadata_lines
+
+    lines = [*above, *ABSTRACT_LINES, *below]
+    entry = parse_listing("\n".join(lines) + "\n").entries[0]
+    body, breaks, metadata = split_metadata_lines(entry.text, entry.line_breaks)
+    assert body == " ".join(ABSTRACT_LINES)
+    assert breaks == (len(ABSTRACT_LINES[0]),)
+    assert metadata == (*above, *below)
+    assert entry_shape(body, breaks) is None
+
+
+def test_a_metadata_line_inside_an_entry_keeps_it_whole() -> None:
+    from paperwatch.shapes import split_metadata_lines
+
+    text = "\n".join([ABSTRACT_LINES[0], "Authors: A. Author", ABSTRACT_LINES[1]])
+    entry = parse_listing(text + "\n").entries[0]
+    assert split_metadata_lines(entry.text, entry.line_breaks) == (
+        entry.text,
+        entry.line_breaks,
+        (),
+    )
+    assert entry_shape(entry.text, entry.line_breaks) == "metadata"
