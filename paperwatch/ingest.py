@@ -562,6 +562,7 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "latin_or_cjk_share": pl.Float64,
     "listed_number": pl.Int32,
     "ligature_damage": pl.String,
+    "removed_chars": pl.Int32,
     "looks_like": pl.String,
     "format_note": pl.String,
 }
@@ -579,7 +580,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     null for a header line, which is_header_line names), format_note (the
     other format the whole file is written in, or null), listed_number (the list
     number the entry was written with, or None) and ligature_damage (the words with
-    PDF ligature damage left unrepaired, comma-separated, or None).
+    PDF ligature damage left unrepaired, comma-separated, or None), removed_chars (how
+    many characters of the entry cleaning removed: markup, or thousands of backslashes).
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
     for prepared in files:
@@ -609,6 +611,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["ligature_damage"].append(
                 ", ".join(c.ligature_damage) if c and c.ligature_damage else None
             )
+            judged = entry.body if entry.body is not None else entry.raw_text
+            rows["removed_chars"].append(max(0, len(judged) - (len(c.abstract) if c else 0)))
             rows["looks_like"].append(
                 None
                 if is_header

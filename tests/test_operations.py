@@ -302,7 +302,9 @@ def test_an_entry_mostly_removed_by_cleaning_is_quarantined_and_shown_inert(
     summary = ingest_listings(str(folder), str(database), AS_OF)
     assert (summary.entries, summary.entries_loaded, summary.entries_quarantined) == (2, 0, 2)
     reasons = rows(database, "select position, reasons from quarantine order by position")
-    assert reasons[0][0] == 1 and any("over 20,000 characters" in r for r in reasons[0][1])
+    assert reasons[0][0] == 1 and any(
+        r.startswith("cleaning removed over 15,000 characters of markup") for r in reasons[0][1]
+    )
     listed = CliRunner().invoke(app, ["quarantine", "list", "--database", str(database)])
     assert listed.exit_code == 0, listed.output
     assert "Short RED\ufffd\ufffd text." in listed.output

@@ -36,6 +36,7 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
             "looks_like": pl.Series([None, None, None], dtype=pl.String),
             "format_note": pl.Series([None, None, None], dtype=pl.String),
             "ligature_damage": pl.Series([None, None, None], dtype=pl.String),
+            "removed_chars": [0, 0, 0],
         }
     )
     result = validate_frame(frame, "papers")
