@@ -285,7 +285,7 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
                 "insert into schema_migrations (version, name) values (?, ?)",
                 [version, file.stem],
             )
-    _create_views(con)
+    create_views(con)
 
 
 def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -300,7 +300,12 @@ def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"drop table {old}")
 
 
-def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view of ``sql/views/`` in the current catalog (``use``).
+
+    Raises:
+        duckdb.CatalogException: a view refers to something missing.
+    """
     # Views may select from other views: create in passes until no progress.
     pending = _sql_files("views")
     while pending:
