@@ -394,6 +394,9 @@ def run(
     done = time.monotonic()
     typer.echo(f"report of {outcome.week}: {outcome.html_path}")
     typer.echo(f"database: {settings.database}")
+    target = settings.snapshot_path
+    if target is not None and target.is_file():
+        typer.echo(f"snapshot for SQL: {target} (paperwatch sql opens it)")
     typer.echo(
         f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)"
     )
