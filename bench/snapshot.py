@@ -31,7 +31,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 
 from paperwatch import db  # noqa: E402
-from paperwatch.snapshot import publish_snapshot  # noqa: E402
+from paperwatch.snapshot import fsync_path, publish_snapshot  # noqa: E402
 
 CLI = Path(sys.executable).parent / "duckdb"
 
@@ -50,14 +51,6 @@ def disk_bytes(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
     return path.stat().st_blocks * 512
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 INTERNAL = ("paper_minhash", "paper_lsh_bands")
@@ -77,22 +70,29 @@ def file_copy(database: Path, out: Path) -> Path:
     return target
 
 
-def copy_from_database(database: Path, out: Path) -> Path:
-    target = out / "paperwatch.read.duckdb"
+@contextmanager
+def attached(database: Path, target: Path) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """The database open for writing with a new v1.5 file ``target`` attached as ``snap``:
+    yields the connection and the database's catalog name; detaches and fsyncs after."""
     with db.writer(database) as con:
         source = con.execute("select current_database()").fetchall()[0][0]
         con.execute(f"attach '{target}' as snap (storage_version '{db.STORAGE_COMPATIBILITY}')")
-        con.execute(f'copy from database "{source}" to snap')
+        yield con, source
+        con.execute(f'use "{source}"')
         con.execute("detach snap")
-    _fsync(target)
+    fsync_path(target)
+
+
+def copy_from_database(database: Path, out: Path) -> Path:
+    target = out / "paperwatch.read.duckdb"
+    with attached(database, target) as (con, source):
+        con.execute(f'copy from database "{source}" to snap')
     return target
 
 
 def copy_tables(database: Path, out: Path) -> Path:
     target = out / "paperwatch.read.duckdb"
-    with db.writer(database) as con:
-        source = con.execute("select current_database()").fetchall()[0][0]
-        con.execute(f"attach '{target}' as snap (storage_version '{db.STORAGE_COMPATIBILITY}')")
+    with attached(database, target) as (con, source):
         con.execute("begin transaction")
         for table in snapshot_tables(con):
             con.execute(
@@ -101,9 +101,6 @@ def copy_tables(database: Path, out: Path) -> Path:
         con.execute("commit")
         con.execute("use snap")
         db.create_views(con)
-        con.execute(f'use "{source}"')
-        con.execute("detach snap")
-    _fsync(target)
     return target
 
 
@@ -118,7 +115,7 @@ def parquet_and_views(database: Path, out: Path) -> Path:
             con.execute(
                 f"copy (select * from {table}) to '{file}' (format parquet, compression zstd)"
             )
-            _fsync(file)
+            fsync_path(file)
     vcon = duckdb.connect(str(views), config={"storage_compatibility_version": "v1.5.0"})
     try:
         for table in tables:
@@ -128,7 +125,7 @@ def parquet_and_views(database: Path, out: Path) -> Path:
         db.create_views(vcon)
     finally:
         vcon.close()
-    _fsync(views)
+    fsync_path(views)
     return out
 
 

@@ -104,10 +104,15 @@ def copy_file(source: Path, target: Path) -> None:
         OSError: the copy failed (``target`` may be left partial: the caller removes it).
     """
     shutil.copyfile(source, target)
-    _fsync(target)
+    fsync_path(target)
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """``fsync`` a file or a folder (a folder: its entries, e.g. after :func:`os.replace`).
+
+    Raises:
+        OSError: it cannot be opened or synced.
+    """
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -154,13 +159,16 @@ def publish_snapshot(database: Path, snapshot: Path, timeout_s: float = 60.0) ->
             # Everything committed goes into the file; while this connection is open no
             # other process can write it, and this one writes nothing more.
             con.execute("checkpoint")
+            wal = database.with_name(database.name + ".wal")
+            if wal.is_file() and wal.stat().st_size:  # a transaction of this process was open
+                con.execute("force checkpoint")
             papers = int(con.execute("select count(*) from papers").fetchall()[0][0])
             copy_file(database, temp)
         os.replace(temp, snapshot)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync(snapshot.parent)
+    fsync_path(snapshot.parent)
     return PublishedSnapshot(
         path=snapshot,
         size_bytes=snapshot.stat().st_size,
