@@ -42,7 +42,7 @@ class PublishedSnapshot:
 
     Attributes:
         path: the snapshot file.
-        size_bytes: its size on disk, in bytes.
+        size_bytes: its size, in bytes (as large as the database).
         seconds: wall time of the copy, ``fsync`` and replace, in seconds.
         papers: rows of ``papers`` in it.
     """
@@ -75,7 +75,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temp_files(snapshot: Path) -> list[Path]:
-    """Delete the temporary files that dead processes left beside the snapshot (a publication killed mid-copy); those of running processes stay.
+    """Delete the temporary files that dead processes (a publication killed mid-copy) and
+    this one left beside the snapshot; those of other running processes stay.
 
     Returns:
         The files removed.
