@@ -393,3 +393,29 @@ def test_every_readme_sql_example_returns_rows(
     namespace["con"].close()
     with duckdb.connect(str(snapshot_file), read_only=True) as con:
         assert con.execute("select count(*) from reports where kind = 'sent'").fetchall() == [(1,)]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_quarantine_release_republishes(tmp_path: Path) -> None:
+    from flows.ingest import ingest_listings
+
+    from .test_quarantine import GOOD
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "016_0000000000000007.txt").write_text(
+        f"ICLR 2025 accepted papers\n\n{GOOD}\n\nThree words only.\n", encoding="utf-8"
+    )
+    database = tmp_path / "data" / "paperwatch.duckdb"
+    target = database.with_name("paperwatch.read.duckdb")
+    ingest_listings(str(folder), str(database), SEEDS_AS_OF)
+    assert cli_rows(target, "select count(*) from quarantine where released_at is null") == ["1"]
+    released = runner.invoke(
+        app, ["quarantine", "release", "1", "--by", "ana", "--database", str(database)]
+    )
+    assert released.exit_code == 0, released.output
+    assert cli_rows(
+        target,
+        "select (select count(*) from papers), "
+        "(select released_by from quarantine where quarantine_id = 1)",
+    ) == ["2,ana"]
