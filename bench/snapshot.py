@@ -54,6 +54,7 @@ def disk_bytes(path: Path) -> int:
 
 
 INTERNAL = ("paper_minhash", "paper_lsh_bands")
+PARQUET_MEMORY = "4GB"
 
 
 def snapshot_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -109,6 +110,10 @@ def parquet_and_views(database: Path, out: Path) -> Path:
     folder.mkdir()
     views = out / "paperwatch.read.duckdb"
     with db.writer(database) as con:
+        # At 1M papers this ran out of paperwatch's 1 GB memory limit, with or without
+        # insertion order: the Parquet writer buffers whole row groups of long texts.
+        con.execute("set preserve_insertion_order = false")
+        con.execute(f"set memory_limit = '{PARQUET_MEMORY}'")
         tables = snapshot_tables(con)
         for table in tables:
             file = folder / f"{table}.parquet"
