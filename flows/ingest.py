@@ -338,7 +338,12 @@ def ingest_listings(
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
     snapshot = settings.snapshot_path
-    if summary.changed_anything or (snapshot is not None and not snapshot.is_file()):
+    completed_leftovers = bool(leftover["unsketched"] or leftover["unextracted"])
+    if (
+        summary.changed_anything
+        or completed_leftovers
+        or (snapshot is not None and not snapshot.is_file())
+    ):
         publish_after_run(settings)
     publish_ingest_artifact(summary)
     if summary.changed_anything:
