@@ -22,6 +22,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 
+from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
 from paperwatch.batches import (
@@ -365,9 +366,19 @@ def ingest_listings(
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:
             finish_run(con, run.run_id, summary.run_counts(), now_utc(), "failed", repr(exc))
+        if isinstance(exc, Exception) and summary.changed_anything:
+            publish_after_run(settings)  # the files loaded before the failure
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
+    snapshot = settings.snapshot_path
+    completed_leftovers = bool(leftover["unsketched"] or leftover["unextracted"])
+    if (
+        summary.changed_anything
+        or completed_leftovers
+        or (snapshot is not None and not snapshot.is_file())
+    ):
+        publish_after_run(settings)
     publish_ingest_artifact(summary)
     if summary.changed_anything:
         publish_quality_artifacts(settings, run)

@@ -18,6 +18,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run as prefect_task_run
 
+from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.artifacts import REPORT_ARTIFACT_KEY, report_markdown
 from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
@@ -170,8 +171,11 @@ def weekly_report(
     html_path, text_path = write_week(settings, report)
     get_run_logger().info("report of %s written to %s", week, html_path)
     email: tuple[SendOutcome | None, tuple[SendOutcome, ...], tuple[str, ...]] = (None, (), ())
-    if send or dry_run:
-        email = email_report(settings, report, moment, dry_run=dry_run, resend=resend)
+    try:
+        if send or dry_run:
+            email = email_report(settings, report, moment, dry_run=dry_run, resend=resend)
+    finally:  # the report (and any send) is recorded in `reports`: analysts see it too
+        publish_after_run(settings)
     outcome = ReportOutcome(
         week, html_path, text_path, figures["new_papers"], figures["exact_duplicates"], *email
     )

@@ -511,6 +511,9 @@ def run(
     done = time.monotonic()
     typer.echo(f"report of {outcome.week}: {outcome.html_path}")
     typer.echo(f"database: {settings.database}")
+    target = settings.snapshot_path
+    if target is not None and target.is_file():
+        typer.echo(f"snapshot for SQL: {target} (paperwatch sql opens it)")
     typer.echo(
         f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)"
     )
@@ -620,6 +623,7 @@ def quarantine_release(
         f"released #{release.quarantine_id} ({release.path}, entry {release.position}) as {state} "
         f"{release.paper_id}, approved by {approver}"
     )
+    _republish_snapshot(settings)
 
 
 @app.command()
@@ -667,6 +671,104 @@ def docs(
         {"listing_files": files, "papers": entries}, settings.report_dir / "data_docs"
     )
     typer.echo(f"Data Docs for {len(prepared)} files, {entries.height} entries: {index}")
+
+
+# --- the analysts' snapshot: `paperwatch sql` ---
+
+
+def _republish_snapshot(settings: object) -> None:
+    """Publish the snapshot after a command that wrote outside the flows (a warning when
+    it fails: the command's own change is committed)."""
+    from paperwatch.settings import Settings
+    from paperwatch.snapshot import publish_snapshot
+
+    assert isinstance(settings, Settings)
+    target = settings.snapshot_path
+    if target is None:
+        return
+    try:
+        publish_snapshot(settings.database, target, settings.lock_timeout_s)
+    except Exception as exc:  # reported; the release itself is committed
+        typer.secho(
+            f"warning: the snapshot for SQL ({target}) was not republished: {exc}",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
+
+
+def _duckdb_cli() -> str | None:
+    """The DuckDB command line: the one installed beside this Python (the ``duckdb-cli``
+    package in paperwatch's environment), else ``duckdb`` on PATH; None when neither."""
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).parent / "duckdb"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("duckdb")
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def sql(
+    ctx: typer.Context,
+    database: Annotated[
+        Path | None,
+        typer.Option(
+            "--database",
+            help="DuckDB file whose snapshot to open (default: data/paperwatch.duckdb).",
+            show_default=False,
+        ),
+    ] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot",
+            help="The snapshot file (default: setting snapshot, <database name>.read.duckdb "
+            "beside the database).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Open the read-only snapshot of the database in the DuckDB CLI (duckdb -readonly).
+
+    paperwatch republishes the snapshot (data/paperwatch.read.duckdb) after every
+    run that wrote, by replacing the file in one step: a session open here never
+    delays a run, and keeps showing the data as it was when it opened (start it
+    again to see a newer run). It holds the tables and views of the database
+    (new_papers_by_week, duplicates_by_week, ...), not the internal MinHash
+    tables. Other arguments go to the DuckDB CLI as they are, e.g.
+    paperwatch sql -c "select count(*) from papers", or paperwatch sql -json -c "...".
+    """
+    from paperwatch.settings import Settings
+
+    settings = _settings(database=database, snapshot=snapshot)
+    assert isinstance(settings, Settings)
+    target = settings.snapshot_path
+    if target is None:
+        raise _fail("the snapshot is disabled (setting snapshot is empty): set it to a path")
+    if not target.is_file():
+        raise _fail(
+            f"the snapshot {target} does not exist yet: run `paperwatch ingest` first "
+            "(every run that writes the database publishes it)"
+        )
+    program = _duckdb_cli()
+    if program is None:
+        raise _fail(
+            "the DuckDB CLI is not installed: `pip install duckdb-cli` (in paperwatch's "
+            "environment) or put `duckdb` on PATH"
+        )
+    args = [program, "-readonly", str(target), *ctx.args]
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(program, args)  # the CLI takes over this process (Ctrl-C goes to it alone)
+    import subprocess
+
+    raise typer.Exit(code=subprocess.run(args, check=False).returncode)
 
 
 # --- server runs: `paperwatch serve` and `paperwatch watch` ---

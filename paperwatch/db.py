@@ -13,7 +13,8 @@ DuckDB allows one read-write process per file, and any other process holding the
 file (even read-only) blocks a writer. A writer therefore opens the file briefly
 and, when it is locked, retries with exponential backoff up to
 ``Settings.lock_timeout_s`` before raising :class:`DatabaseLockedError`, whose
-message says which process holds the lock.
+message says which process holds the lock. People query a copy instead, which
+paperwatch republishes after each run (:mod:`paperwatch.snapshot`).
 
 A bulk load (a backfill) keeps one connection open instead (:func:`session`):
 with the v1.5 storage format a checkpoint rewrites every table that has an index
@@ -193,8 +194,8 @@ def _connect_with_retry(path: Path, read_only: bool, timeout_s: float) -> duckdb
             if time.monotonic() >= deadline:
                 raise DatabaseLockedError(
                     f"{path} is locked by {_holder(message)}; waited {timeout_s:.0f} s. "
-                    "Close that program (a DuckDB CLI or notebook holding the file), or query "
-                    "the database read-only through a copy while paperwatch writes."
+                    "Close that program (a DuckDB CLI or notebook holding the file); for SQL "
+                    "open the snapshot instead (`paperwatch sql`), which never blocks a run."
                 ) from exc
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 2.0)
@@ -368,7 +369,7 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
                 "insert into schema_migrations (version, name) values (?, ?)",
                 [version, file.stem],
             )
-    _create_views(con)
+    create_views(con)
 
 
 def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
@@ -393,7 +394,12 @@ def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"drop table {old}")
 
 
-def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view of ``sql/views/`` in the current catalog (``use``).
+
+    Raises:
+        duckdb.CatalogException: a view refers to something missing.
+    """
     # Views may select from other views: create in passes until no progress.
     pending = _sql_files("views")
     while pending:

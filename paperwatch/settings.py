@@ -149,6 +149,13 @@ class Settings(BaseSettings):
     watch_dir: Path = Field(default=Path("seeds"), description="Folder of listing files (*.txt).")
     database: Path = Field(default=Path("data/paperwatch.duckdb"), description="The DuckDB file.")
     report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")
+    snapshot: str | None = Field(
+        default=None,
+        description="Read-only copy of the database for analysts, republished atomically after "
+        "every run that wrote (query it while paperwatch writes: `paperwatch sql`). Unset: "
+        "<database name>.read.duckdb beside the database (data/paperwatch.read.duckdb); "
+        "empty: no snapshot.",
+    )
     timezone: str = Field(default="UTC", description="IANA time zone that defines ISO weeks.")
     lock_timeout_s: float = Field(
         default=60.0,
@@ -219,6 +226,19 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown IANA time zone {value!r}") from exc
         return value
+
+    @property
+    def snapshot_path(self) -> Path | None:
+        """The analysts' snapshot file (setting ``snapshot``), or None when it is disabled.
+
+        Unset, it is ``<database stem>.read.duckdb`` beside the database, so
+        ``data/paperwatch.duckdb`` gives ``data/paperwatch.read.duckdb``.
+        """
+        if self.snapshot is None:
+            return self.database.with_name(f"{self.database.stem}.read.duckdb")
+        if not self.snapshot.strip():
+            return None
+        return Path(self.snapshot)
 
     @property
     def tz(self) -> ZoneInfo:

@@ -16,7 +16,8 @@ its TTL and is not there at all without a server).
 
 The lock is held for a whole flow run (:func:`holds_writer_lock`), while
 :func:`paperwatch.db.writer` still opens DuckDB only for the moments it writes,
-so an analyst's read-only session is blocked only briefly.
+so a process holding the database itself is waited for only while a run writes;
+analysts query the snapshot (:mod:`paperwatch.snapshot`), which blocks nothing.
 """
 
 from __future__ import annotations
