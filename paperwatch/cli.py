@@ -238,6 +238,9 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
     database = settings.database
     if not database.is_file() or writer_lock.is_held(database):
         return None
+    snapshot = settings.snapshot_path
+    if snapshot is not None and not snapshot.is_file():
+        return None  # the flow publishes the analysts' snapshot
     scan = scan_folder(settings.watch_dir)
     try:
         with db.reader(database, timeout_s=0) as con:
