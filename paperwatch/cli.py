@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -131,9 +131,24 @@ def _settings(**overrides: object) -> object:
     try:
         return load_settings(**overrides)
     except ValidationError as exc:
-        raise _fail(f"invalid settings: {exc}") from None
+        raise _fail(_settings_errors(exc), code=EXIT_REFUSED) from None
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise _fail(str(exc), code=EXIT_REFUSED) from None
+
+
+def _settings_errors(exc: Any) -> str:
+    """A pydantic ``ValidationError`` of the settings as one line naming each setting, its
+    environment variable and what is wrong (``timezone (PAPERWATCH_TIMEZONE): unknown …``)."""
+    parts = []
+    for error in exc.errors():
+        path = [str(p) for p in error.get("loc", ())]
+        name = ".".join(path) or "settings"
+        variable = "PAPERWATCH_" + "__".join(p.upper() for p in path)
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        given = error.get("input")
+        shown = f" (given {given!r})" if isinstance(given, str | int | float) else ""
+        parts.append(f"{name} ({variable} or paperwatch.toml): {message}{shown}")
+    return "invalid settings: " + "; ".join(parts)
 
 
 @app.command()
@@ -181,7 +196,7 @@ def _preflight(
         if week is not None:
             parse_week(week)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise _fail(str(exc), code=EXIT_REFUSED) from None
     if not future and moment > now_utc() + timedelta(days=1):
         raise _fail(
             f"--as-of {as_of} is in the future: its papers would belong to "
@@ -370,6 +385,13 @@ def _run_report(
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, week=week, database_exists=True)
+    if send or dry_run or resend:  # mail settings are checked before any flow starts
+        from paperwatch.mailer import MailSettingsError, configured_addresses
+
+        try:
+            configured_addresses(settings.smtp)
+        except (MailSettingsError, ValueError) as exc:
+            raise _fail(str(exc), code=EXIT_REFUSED) from None
     from flows.report import weekly_report
 
     try:

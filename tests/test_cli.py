@@ -40,7 +40,7 @@ def test_every_command_is_documented_in_the_readme() -> None:
 
 def test_bad_as_of_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", "--folder", str(tmp_path), "--as-of", "next tuesday"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "is not an ISO 8601 date" in result.output
 
 
@@ -128,3 +128,15 @@ def test_nothing_new_is_decided_without_a_flow(
     assert loaded.exit_code == 0, loaded.output
     assert len(flow_runs) == 2
     assert "files: 4 seen, 1 loaded, 3 unchanged" in loaded.output
+
+
+def test_invalid_settings_are_one_line_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAPERWATCH_TIMEZONE", "Mars/Olympus")
+    result = runner.invoke(app, ["quarantine", "list", "--database", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: invalid settings: timezone (PAPERWATCH_TIMEZONE or paperwatch.toml): "
+        "unknown IANA time zone 'Mars/Olympus' (given 'Mars/Olympus')"
+    )

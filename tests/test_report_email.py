@@ -340,7 +340,8 @@ def test_cli_delivery_failure_names_the_server_and_the_step(
 
 def test_cli_without_recipients_names_the_setting(seeded_database: Path, tmp_path: Path) -> None:
     result = cli_report(seeded_database, tmp_path, "--send")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # refused before any flow starts
+    assert "Flow run" not in result.output
     assert "error: no recipients configured: set smtp.recipients in paperwatch.toml" in (
         result.output
     )
@@ -356,7 +357,7 @@ def test_cli_refuses_a_recipient_with_a_line_break(
         RECIPIENTS='["reader@example.org\\r\\nBcc: thief@example.net"]',
     )
     result = cli_report(seeded_database, tmp_path, "--send")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "recipient 1 contains a line break or control character ('\\r' at position 18)" in (
         result.output
     )
