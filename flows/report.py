@@ -240,9 +240,10 @@ def send_week(
         outcome = send_report(con, mailer, report.week, message, resend=resend, retries=0)
     if outcome.status == "failed":
         attempt, attempts = max(1, prefect_task_run.run_count), settings.smtp.retries + 1
+        # Only a transient failure is retried: a permanent one never says "1 of 4".
+        tried = f"attempt {attempt} of {attempts}" if outcome.transient else "not retried"
         raise MailDeliveryError(
-            f"weekly report {report.week} not sent (attempt {attempt} of {attempts}): "
-            f"{outcome.error}",
+            f"weekly report {report.week} not sent ({tried}): {outcome.error}",
             transient=outcome.transient,
         )
     return outcome

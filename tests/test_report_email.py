@@ -366,3 +366,19 @@ def test_cli_refuses_a_recipient_with_a_line_break(
         weekly_report(
             week=WEEK, database=str(seeded_database), report_dir=str(tmp_path), dry_run=True
         )
+
+
+def test_cli_permanent_failure_is_not_counted_as_an_attempt_of_several(
+    seeded_database: Path, smtp_server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test server offers no STARTTLS: refused, and not retried (retries are 3).
+    configure_smtp(monkeypatch, smtp_server.port, SECURITY="starttls", RETRIES="3")
+    result = cli_report(seeded_database, tmp_path, "--send")
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: weekly report {WEEK} not sent (not retried): SMTP server "
+        f"127.0.0.1:{smtp_server.port} does not offer STARTTLS; refusing to send in clear "
+        "(set smtp.security to 'ssl' or 'none' if that is intended)"
+    ]
+    assert smtp_server.handler.received == []
