@@ -230,11 +230,10 @@ def _database_exit(settings: object, exc: Exception) -> typer.Exit:
         return _fail(str(exc), code=EXIT_LOCKED)
     if isinstance(exc, db.DatabaseDamagedError):
         return _fail(str(exc), code=EXIT_DAMAGED)
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if db.is_damage(exc):
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         damaged = db.damaged_error(settings.database, first, before_write=False)
         return _fail(str(damaged), code=EXIT_DAMAGED)
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return _fail(f"cannot use {settings.database} as a paperwatch database: {first}")
 
 

@@ -246,7 +246,7 @@ def scan_folder(folder: Path) -> ScanResult:
             files.append(
                 ListingFileStat(
                     path=path,
-                    rel=printable_name(rel),
+                    rel=rel,
                     size=st.st_size,
                     mtime_ns=st.st_mtime_ns,
                     device=st.st_dev,
