@@ -282,7 +282,10 @@ def publish_quality_artifacts(settings: Settings, run: RunContext) -> None:
 @flow(name="ingest-listings", log_prints=True)
 @holds_writer_lock
 def ingest_listings(
-    folder: str | None = None, database: str | None = None, as_of: str | None = None
+    folder: str | None = None,
+    database: str | None = None,
+    as_of: str | None = None,
+    publish_snapshot: bool = True,
 ) -> IngestSummary:
     """Load every new or changed listing file of ``folder`` into ``database``.
 
@@ -291,6 +294,9 @@ def ingest_listings(
         database: the DuckDB file (default: setting ``database``).
         as_of: ISO 8601 date-time used as "now" (default: the current time); it
             decides the ISO week new papers belong to.
+        publish_snapshot: republish the analysts' snapshot when the run wrote (False for
+            a database that is not in place yet: ``paperwatch rebuild`` publishes after
+            its swap).
 
     Returns:
         The run's :class:`~paperwatch.store.IngestSummary`.
@@ -366,14 +372,14 @@ def ingest_listings(
     except BaseException as exc:
         with db.writer(settings.database, settings.lock_timeout_s) as con:
             finish_run(con, run.run_id, summary.run_counts(), now_utc(), "failed", repr(exc))
-        if isinstance(exc, Exception) and summary.changed_anything:
+        if isinstance(exc, Exception) and summary.changed_anything and publish_snapshot:
             publish_after_run(settings)  # the files loaded before the failure
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
     snapshot = settings.snapshot_path
     completed_leftovers = bool(leftover["unsketched"] or leftover["unextracted"])
-    if (
+    if publish_snapshot and (
         summary.changed_anything
         or completed_leftovers
         or (snapshot is not None and not snapshot.is_file())

@@ -328,7 +328,14 @@ def _server_guard() -> Iterator[None]:
             from paperwatch.workers import start_server_guard
 
             server = SubprocessASGIServer()  # the instance Prefect's client uses
-            server.start()
+            try:
+                server.start()
+            except RuntimeError as exc:
+                raise _fail(
+                    f"Prefect's temporary API server did not start ({exc}); on a busy machine "
+                    "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, default "
+                    "20) or start a server (`prefect server start`) and set PREFECT_API_URL"
+                ) from None
             process = server.server_process
             if process is not None and process.pid not in _guarded_servers:
                 _guarded_servers.add(process.pid)
@@ -541,6 +548,69 @@ def run(
     typer.echo(
         f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)"
     )
+
+
+@app.command()
+def rebuild(
+    folder: FolderOption = None,
+    database: DatabaseOption = None,
+    as_of: AsOfOption = None,
+    allow_future: AllowFutureOption = False,
+) -> None:
+    """Rebuild the database from the listing folder: the way out of a damaged database.
+
+    Every listing file of the folder is ingested again into a new file beside the
+    database (<database>.rebuilding). Only when that completed is it swapped in, in one
+    rename: the old file is kept as <database>.damaged-<UTC time> (or .previous-<UTC
+    time> when it read without error), never deleted. What the folder cannot give back
+    is copied from the old file when it can still be read, table by table: quarantine
+    releases (who, when, why), passed-over paths, and the history of rendered and sent
+    reports (a week sent before is not sent again); what could not be copied is listed.
+    Papers are dated at --as-of (default now): the week each was first seen before is
+    not in the folder. Refused (exit 3) while another paperwatch run writes the database.
+    """
+    import duckdb
+
+    from paperwatch import writer_lock
+    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.settings import Settings
+    from paperwatch.writer_lock import WriterLockTimeout
+
+    settings = _settings(watch_dir=folder, database=database)
+    assert isinstance(settings, Settings)
+    _preflight(settings, as_of=as_of, folder=True, future=allow_future)
+    path = settings.database
+    if writer_lock.is_held(path):
+        raise _fail(
+            f"another paperwatch run is writing {path} (lock file {writer_lock.lock_path(path)}); "
+            "a rebuild does not wait: run it again when that run has finished",
+            code=EXIT_LOCKED,
+        )
+    from flows.rebuild import RebuildOutcome, rebuild_database
+
+    expected = (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error, OSError)
+    try:
+        with _server_guard(), _short_run_errors(*expected):
+            outcome = rebuild_database(str(settings.watch_dir), str(path), as_of)
+    except (DatabaseLockedError, WriterLockTimeout) as exc:
+        raise _fail(str(exc), code=EXIT_LOCKED) from None
+    except (DatabaseDamagedError, duckdb.Error, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _fail(
+            f"the rebuild of {path} did not complete ({first}); {path} is as it was. "
+            "Fix the cause and run `paperwatch rebuild` again"
+        ) from None
+    assert isinstance(outcome, RebuildOutcome)
+    _print_ingest(outcome.summary, path)
+    if outcome.aside is not None:
+        state = "damaged" if outcome.damage else "readable"
+        typer.echo(f"rebuilt {path}; the old database ({state}) is kept as {outcome.aside}")
+    else:
+        typer.echo(f"built {path} from {settings.watch_dir} (there was no database)")
+    carried = ", ".join(f"{n} {item}" for item, n in outcome.carried.carried.items())
+    typer.echo(f"carried over from the old database: {carried}")
+    for line in outcome.carried.not_carried:
+        typer.secho(f"not carried over: {line}", fg=typer.colors.YELLOW, err=True)
 
 
 quarantine_app = typer.Typer(

@@ -105,8 +105,8 @@ def damaged_error(path: Path, detail: str, before_write: bool = True) -> Databas
     )
     return DatabaseDamagedError(
         f"the database {path} is damaged ({detail}); {done}. "
-        "Restore it from a backup, or rebuild it from the listing folder: move it aside "
-        "and run `paperwatch ingest` (every listing file is read again)"
+        "Restore it from a backup, or rebuild it from the listing folder with "
+        "`paperwatch rebuild` (every listing file is read again; the damaged file is kept)"
     )
 
 

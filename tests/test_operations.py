@@ -258,8 +258,8 @@ def test_a_damaged_database_is_refused_in_one_line_and_left_as_it_was(
         assert errors[0].startswith(f"error: the database {database} is damaged (")
         assert found in errors[0]
         assert errors[0].endswith(
-            "Restore it from a backup, or rebuild it from the listing folder: move it aside "
-            "and run `paperwatch ingest` (every listing file is read again)"
+            "Restore it from a backup, or rebuild it from the listing folder with "
+            "`paperwatch rebuild` (every listing file is read again; the damaged file is kept)"
         )
         assert "Traceback" not in result.output
         assert _sha256(database) == before
