@@ -185,7 +185,10 @@ class _Stage:
         else:
             self.pool = self._stack.enter_context(
                 prepare_pool(
-                    self.workers, self.pending_bytes, self.settings.prepare_memory_limit_bytes
+                    self.workers,
+                    self.pending_bytes,
+                    self.settings.prepare_memory_limit_bytes,
+                    self.settings.prepare_timeout_s,
                 )
             )
         return self
@@ -223,6 +226,7 @@ class _Stage:
                         chunk,
                         self.settings.max_file_bytes,
                         self.settings.prepare_memory_limit_bytes,
+                        self.settings.prepare_timeout_s,
                     )
                 )
         return merge_batches(parts)

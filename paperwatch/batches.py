@@ -25,7 +25,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -59,10 +59,13 @@ from paperwatch.store import (
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import SuiteResult, validate_frame
 from paperwatch.workers import (
+    OVERDUE_POLL_S,
+    Heartbeats,
     IsolatedWorker,
     WorkerDied,
     init_worker,
     internal_error_reason,
+    timeout_summary,
 )
 
 __all__ = [
@@ -153,7 +156,7 @@ def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[List
 
 
 def prepare_isolated(
-    stats: Sequence[ListingFileStat], max_bytes: int, memory_limit: int = 0
+    stats: Sequence[ListingFileStat], max_bytes: int, memory_limit: int = 0, timeout_s: float = 0.0
 ) -> PreparedBatch:
     """Prepare ``stats`` one file at a time in a process of their own
     (:class:`~paperwatch.workers.IsolatedWorker`, under the memory ceiling): a file during
@@ -164,6 +167,8 @@ def prepare_isolated(
         stats: the files, in order.
         max_bytes: ``Settings.max_file_bytes``.
         memory_limit: ``Settings.prepare_memory_limit_bytes`` (0: no ceiling).
+        timeout_s: ``Settings.prepare_timeout_s``: a file still being prepared after this
+            many seconds has its process killed and goes to ``failed`` (0: no limit).
 
     Returns:
         The files prepared, in order, as :func:`prepare_files` would.
@@ -173,7 +178,7 @@ def prepare_isolated(
     try:
         for stat in stats:
             if worker is None:
-                worker = IsolatedWorker(prepare_files, (max_bytes,), memory_limit)
+                worker = IsolatedWorker(prepare_files, (max_bytes,), memory_limit, timeout_s)
             try:
                 parts.append(worker.run(stat))
             except WorkerDied as died:
@@ -201,21 +206,38 @@ class PreparePool(Executor):
     Attributes:
         workers: processes.
         memory_limit: the ceiling of each (bytes, 0: none).
+        timeout_s: the most seconds a worker may spend on one file (0: no limit); see
+            :meth:`overdue` and :meth:`restart`.
     """
 
-    def __init__(self, workers: int, memory_limit: int = 0) -> None:
+    def __init__(self, workers: int, memory_limit: int = 0, timeout_s: float = 0.0) -> None:
         self.workers = workers
         self.memory_limit = memory_limit
+        self.timeout_s = timeout_s
         self._lock = threading.Lock()
+        self.heartbeats: Heartbeats | None = None
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        self.heartbeats = Heartbeats(self.workers) if self.timeout_s > 0 else None
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
-            initargs=(self.memory_limit, os.getpid()),
+            initargs=(self.memory_limit, os.getpid(), self.heartbeats),
         )
+
+    def overdue(self) -> bool:
+        """True when a worker has been preparing one file for over ``timeout_s`` seconds."""
+        heartbeats = self.heartbeats
+        return heartbeats is not None and heartbeats.overdue(self.timeout_s)
+
+    def restart(self) -> None:
+        """Kill the workers (the chunks they held fail with ``BrokenProcessPool``, the
+        queued ones are cancelled) and start a new pool for later submissions."""
+        self.terminate()
+        with self._lock:
+            self._pool = self._new_pool()
 
     def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future:
         """Submit to the pool, starting a new pool first when the current one broke."""
@@ -248,6 +270,12 @@ def prepare_batch(
 ) -> PreparedBatch:
     """Read, hash, parse and clean a batch of files, in parallel when ``pool`` is given.
 
+    A :class:`PreparePool` with a time limit (``timeout_s``) is watched while the batch
+    is prepared: when a worker has been on one file for longer, the pool's workers are
+    killed (:meth:`PreparePool.restart`) and the chunks not yet back are prepared in
+    isolation, where the file that hangs is found, stopped at the same limit and put in
+    ``failed`` ("preparation took longer than N s").
+
     Args:
         stats: the batch's files, as scanned.
         max_bytes: files larger than this are not read (``Settings.max_file_bytes``).
@@ -266,6 +294,7 @@ def prepare_batch(
         return prepare_files(stats, max_bytes)
     workers: int = getattr(pool, "workers", 0) or getattr(pool, "_max_workers", 2)
     memory_limit = getattr(pool, "memory_limit", 0)
+    timeout_s = float(getattr(pool, "timeout_s", 0.0))
     chunks = split_evenly(stats, min(len(stats), 4 * workers))
     futures: list[Future[PreparedBatch] | None] = []
     for chunk in chunks:
@@ -278,10 +307,24 @@ def prepare_batch(
         try:
             if future is None:
                 raise BrokenProcessPool("the pool broke before the chunk was submitted")
-            parts.append(future.result())
-        except Exception:  # BrokenProcessPool, or a result that could not be sent back
-            parts.append(prepare_isolated(chunk, max_bytes, memory_limit))
+            parts.append(_result_in_time(pool, future))
+        except Exception:  # BrokenProcessPool, too slow, or a result that could not be sent back
+            parts.append(prepare_isolated(chunk, max_bytes, memory_limit, timeout_s))
     return merge_batches(parts)
+
+
+def _result_in_time(pool: Executor, future: Future[PreparedBatch]) -> PreparedBatch:
+    """``future.result()``; when ``pool`` is a :class:`PreparePool` with a time limit and
+    a worker stays on one file for longer, the pool is restarted and TimeoutError raised."""
+    if not isinstance(pool, PreparePool) or pool.timeout_s <= 0:
+        return future.result()
+    while True:
+        done, _ = wait([future], timeout=OVERDUE_POLL_S)
+        if done:
+            return future.result()
+        if pool.overdue():
+            pool.restart()
+            raise TimeoutError(timeout_summary(pool.timeout_s))
 
 
 def default_workers(setting: int) -> int:
@@ -291,7 +334,7 @@ def default_workers(setting: int) -> int:
 
 @contextmanager
 def prepare_pool(
-    workers: int, pending_bytes: int, memory_limit: int = 0
+    workers: int, pending_bytes: int, memory_limit: int = 0, timeout_s: float = 0.0
 ) -> Iterator[PreparePool | None]:
     """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
     threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each.
@@ -299,19 +342,20 @@ def prepare_pool(
     When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending, starting
     several workers costs more than it saves: with a ceiling, the pool has one process
     (about 1 s to start: a file that aborts or exhausts memory must not take the run
-    down, nor make every later run crash on it); without one (``memory_limit`` 0), None:
-    the files are prepared in this process, where exceptions are contained but an abort
-    is not.
+    down, nor make every later run crash on it); with a time limit per file
+    (``timeout_s``, setting ``prepare_timeout_s``) too, since only a process of its own
+    can be stopped; with neither (both 0), None: the files are prepared in this process,
+    where exceptions are contained but an abort or a hang is not.
 
     The pool is shut down on exit; on an exception (``KeyboardInterrupt`` included) its
     workers are killed at once. Workers also exit by themselves when this process dies.
     """
     if workers <= 1 or pending_bytes < POOL_MIN_BYTES:
         workers = 1
-    if workers == 1 and memory_limit == 0:
+    if workers == 1 and memory_limit == 0 and timeout_s <= 0:
         yield None
         return
-    pool = PreparePool(workers, memory_limit)
+    pool = PreparePool(workers, memory_limit, timeout_s)
     try:
         yield pool
     except BaseException:

@@ -957,7 +957,13 @@ def watch(
     import threading
 
     from paperwatch.settings import Settings
-    from paperwatch.watch import EVENT_NAME, folder_resource_id, watch_folder
+    from paperwatch.watch import (
+        EVENT_NAME,
+        describe_batch,
+        event_files,
+        folder_resource_id,
+        watch_folder,
+    )
 
     settings = _settings(watch_dir=folder, database=database)
     assert isinstance(settings, Settings)
@@ -971,7 +977,7 @@ def watch(
     if local:
 
         def on_batch(batch: list[str]) -> None:
-            typer.echo(f"{len(batch)} file(s) settled, e.g. {batch[0]}: ingesting")
+            typer.echo(describe_batch(batch, "ingesting"))
             try:
                 summary = _run_ingest(settings, None)
             except typer.Exit:
@@ -991,9 +997,9 @@ def watch(
             emit_event(
                 event=EVENT_NAME,
                 resource=resource,
-                payload={"count": len(batch), "files": batch[:100]},
+                payload={"count": len(batch), "files": event_files(batch)},
             )
-            typer.echo(f"{len(batch)} file(s) settled, e.g. {batch[0]}: emitted {EVENT_NAME}")
+            typer.echo(describe_batch(batch, f"emitted {EVENT_NAME}"))
 
         typer.echo(f"emitting {EVENT_NAME} for {watched} to {url}")
 

@@ -24,7 +24,13 @@ from paperwatch.ingest import (
     read_listing_file,
 )
 from paperwatch.terms import abstract_key, extract_terms
-from paperwatch.workers import exception_summary, inject_fault, internal_error_reason
+from paperwatch.workers import (
+    exception_summary,
+    file_done,
+    file_started,
+    inject_fault,
+    internal_error_reason,
+)
 
 #: Columns of :attr:`PreparedBatch.terms`.
 TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -133,6 +139,7 @@ def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedB
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
             continue
+        file_started()  # the run stops a worker that stays on one file too long
         try:
             inject_fault(stat.name)
             prepared = prepare_file(stat, data, max_bytes)
@@ -140,6 +147,8 @@ def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedB
         except (Exception, PanicException) as exc:
             batch.failed.append(_failure(stat, exc))
             continue
+        finally:
+            file_done()
         batch.prepared.append(prepared)
         batch.frames.append(frame)
     return _contained_terms(batch)

@@ -191,6 +191,15 @@ class Settings(BaseSettings):
         "faster, but a file that aborts the process ends the run). Also the memory limit "
         "of a temporary Dask cluster's workers.",
     )
+    prepare_timeout_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="Most seconds a worker may spend preparing one file (read, parse, clean, "
+        "terms); a file that takes longer (it hangs rather than crashes) has its worker "
+        "stopped and is quarantined whole as an internal error, the rest of its batch loads "
+        "(0: no limit; with prepare_memory_limit_bytes 0 too, small runs prepare in the "
+        "run's own process, where neither applies).",
+    )
     task_runner: Literal["local", "dask"] = Field(
         default="local",
         description="Where the parse/clean/validate stage runs: 'local' (this process and "

@@ -25,11 +25,11 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from paperwatch.ingest import ListingFileStat, ScanResult, name_ignore_reason
+from paperwatch.ingest import ListingFileStat, ScanResult, name_ignore_reason, printable_name
 
 #: The Prefect event the watcher emits and the ``ingest-listings`` deployment is triggered by.
 EVENT_NAME = "paperwatch.listing.arrived"
@@ -205,6 +205,22 @@ def _listing_paths(folder: Path) -> Iterable[str]:
             rel = (Path(root) / name).relative_to(folder).as_posix()
             if ignore_reason(rel) is None:
                 yield rel
+
+
+def describe_batch(batch: Sequence[str], what: str) -> str:
+    """The watcher's line for a batch of settled files: ``"<n> file(s) settled, e.g. <first>:
+    <what>"``, the name escaped as the scan shows it
+    (:func:`paperwatch.ingest.printable_name`: non-UTF-8 bytes as ``\\xff``, newlines and
+    bidirectional controls as ``\\n``, ``\\u202e``), so a name cannot break or disguise
+    the line."""
+    first = printable_name(batch[0]) if batch else "nothing"
+    return f"{len(batch)} file(s) settled, e.g. {first}: {what}"
+
+
+def event_files(batch: Sequence[str], limit: int = 100) -> list[str]:
+    """The first ``limit`` names of a batch for the event's payload, escaped like
+    :func:`describe_batch` (the payload is shown in the Prefect UI and logged)."""
+    return [printable_name(rel) for rel in batch[:limit]]
 
 
 def watch_folder(

@@ -42,12 +42,74 @@ from paperwatch import __version__
 PARENT_POLL_S = 0.5
 
 #: Fault injection for tests: ``<file name>:<kind>[,<file name>:<kind>...]`` makes preparing
-#: that file exit the process (``exit``), abort it (``abort``), raise (``raise``) or allocate
-#: twice the memory ceiling (``memory``). Read in the process that prepares the file.
+#: that file exit the process (``exit``), abort it (``abort``), raise (``raise``), allocate
+#: twice the memory ceiling (``memory``) or never finish (``hang``). Read in the process
+#: that prepares the file.
 FAULT_ENV = "PAPERWATCH_TEST_PREPARE_FAULT"
 
 #: The memory ceiling set in this process by :func:`init_worker` (bytes; 0: none).
 _ceiling = 0
+
+#: How often the run checks that no worker has been preparing one file for too long (s).
+OVERDUE_POLL_S = 0.25
+
+
+class Heartbeats:
+    """When each worker of a pool started preparing its current file, in shared memory.
+
+    Slot ``i`` holds the ``time.monotonic()`` (system-wide on Linux: ``CLOCK_MONOTONIC``)
+    at which worker ``i`` started preparing the file it is on, 0.0 while it is between
+    files. A worker takes the next free slot when it starts (:func:`init_worker`). The run
+    reads the slots to find a worker that has been on one file for longer than the time
+    limit (setting ``prepare_timeout_s``): a file that hangs rather than crashes.
+    """
+
+    def __init__(self, slots: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.started = context.Array("d", max(1, slots))
+        self.taken = context.Value("i", 0)
+
+    def overdue(self, limit_s: float, now: float | None = None) -> bool:
+        """True when a worker has been preparing one file for over ``limit_s`` seconds."""
+        if limit_s <= 0:
+            return False
+        moment = time.monotonic() if now is None else now
+        return any(0.0 < started < moment - limit_s for started in self.started[:])
+
+
+#: This worker's slot: (the shared array, its index); None outside a worker.
+_beat: tuple[Any, int] | None = None
+
+
+def _claim_slot(heartbeats: Heartbeats | None) -> None:
+    global _beat
+    if heartbeats is None:
+        return
+    with heartbeats.taken.get_lock():
+        index = heartbeats.taken.value
+        heartbeats.taken.value += 1
+    if index < len(heartbeats.started):
+        _beat = (heartbeats.started, index)
+
+
+def file_started() -> None:
+    """Record in this worker's slot that it starts preparing a file (no-op outside a worker)."""
+    if _beat is not None:
+        _beat[0][_beat[1]] = time.monotonic()
+
+
+def file_done() -> None:
+    """Record that this worker finished its file (no-op outside a worker)."""
+    if _beat is not None:
+        _beat[0][_beat[1]] = 0.0
+
+
+def timeout_summary(limit_s: float) -> str:
+    """What a file that hung its worker gets as the summary of its quarantine reason."""
+    return (
+        f"preparation took longer than {limit_s:g} s, the worker was stopped "
+        "(setting prepare_timeout_s)"
+    )
 
 
 def set_memory_ceiling(limit: int) -> None:
@@ -76,15 +138,17 @@ def _exit_with_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
-def init_worker(memory_limit: int, parent_pid: int) -> None:
+def init_worker(memory_limit: int, parent_pid: int, heartbeats: Heartbeats | None = None) -> None:
     """Set up a preparation worker: the memory ceiling (:func:`set_memory_ceiling`), and a
     daemon thread that exits the process within :data:`PARENT_POLL_S` once ``parent_pid``
     is no longer its parent (the run was killed; polling works whichever thread of the
     parent started the worker, unlike ``PR_SET_PDEATHSIG``). Ctrl-C in a terminal reaches
     the whole process group: the worker leaves it to the parent, which shuts the pool down.
+    With ``heartbeats``, the worker takes a slot of it (:func:`file_started`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_memory_ceiling(memory_limit)
+    _claim_slot(heartbeats)
     threading.Thread(
         target=_exit_with_parent, args=(parent_pid,), name="exit-with-parent", daemon=True
     ).start()
@@ -105,6 +169,9 @@ def inject_fault(name: str) -> None:
         raise RuntimeError(f"fault injected while preparing {name}")
     elif kind == "memory":
         bytearray(2 * (_ceiling or 1 << 40))
+    elif kind == "hang":
+        while True:  # neither crashes nor ends: only the time limit stops it
+            time.sleep(1)
 
 
 def _mib(n: int) -> str:
@@ -162,9 +229,13 @@ class WorkerDied(Exception):
 
 
 def _isolated_loop(
-    conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], memory_limit: int
+    conn: Connection,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    memory_limit: int,
+    heartbeats: Heartbeats | None = None,
 ) -> None:
-    init_worker(memory_limit, os.getppid())
+    init_worker(memory_limit, os.getppid(), heartbeats)
     while True:
         item = conn.recv()
         if item is None:
@@ -176,16 +247,28 @@ class IsolatedWorker:
     """A process of its own (``spawn``) that calls ``fn([item], *args)`` for one item at a
     time, under the memory ceiling and watching its parent (:func:`init_worker`).
 
+    With ``timeout_s`` (setting ``prepare_timeout_s``; 0: none), a file that ``fn`` has
+    been preparing for longer (``fn`` marks it with :func:`file_started`) makes
+    :meth:`run` kill the process and raise :class:`WorkerDied`.
+
     Use it as a context manager; after :class:`WorkerDied` start a new one.
     """
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], memory_limit: int) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        memory_limit: int,
+        timeout_s: float = 0.0,
+    ) -> None:
         self.memory_limit = memory_limit
+        self.timeout_s = timeout_s
+        self.heartbeats = Heartbeats(1) if timeout_s > 0 else None
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         self._process = context.Process(
             target=_isolated_loop,
-            args=(child, fn, args, memory_limit),
+            args=(child, fn, args, memory_limit, self.heartbeats),
             name="paperwatch-isolated-prepare",
             daemon=True,
         )
@@ -202,16 +285,22 @@ class IsolatedWorker:
         """``fn([item], *args)`` in the worker.
 
         Raises:
-            WorkerDied: the process died before it answered (the item killed it).
+            WorkerDied: the process died before it answered (the item killed it), or it
+                was killed because the item took longer than ``timeout_s``.
         """
+        poll = OVERDUE_POLL_S if self.heartbeats is not None else None
         try:
             self._conn.send(item)
             while True:
-                ready = wait([self._conn, self._process.sentinel])
+                ready = wait([self._conn, self._process.sentinel], timeout=poll)
                 if self._conn in ready:
                     return self._conn.recv()
                 if self._process.sentinel in ready:
                     break
+                if self.heartbeats is not None and self.heartbeats.overdue(self.timeout_s):
+                    self._process.kill()
+                    self._process.join()
+                    raise WorkerDied(timeout_summary(self.timeout_s))
         except (EOFError, BrokenPipeError, ConnectionResetError):
             pass
         self._process.join()

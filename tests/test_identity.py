@@ -218,6 +218,7 @@ def test_a_database_made_under_the_earlier_rules_upgrades_to_a_fresh_one(
     # Files are prepared in this process (no worker), so that the earlier rules patched in
     # below are the ones that prepare them.
     monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
     with monkeypatch.context() as rules_v1:  # the identity rules before migration 0003
         rules_v1.setattr(clean, "split_listed_number", lambda raw: (None, raw))
         rules_v1.setattr(clean, "repair_ligatures", lambda raw: (raw, ()))

@@ -82,6 +82,7 @@ def test_a_swap_during_a_run_loads_nothing_from_outside(
 ) -> None:
     folder, secret = _one_seed(tmp_path)
     monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")  # prepared in this process
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
     real_read = prepare.read_listing_file
 
     def swap_then_read(stat: ListingFileStat, max_bytes: int) -> bytes | None:

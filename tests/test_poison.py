@@ -162,6 +162,7 @@ def test_another_version_tries_a_quarantined_file_again(
     monkeypatch.setenv(FAULT_ENV, "poison_exit.txt:raise,poison_memory.txt:raise")
     # No ceiling: a small run prepares in the run's own process; exceptions are contained.
     monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
     first = ingest_listings(str(folder), str(database), AS_OF)
     assert (first.files_loaded, first.files_quarantined, first.new_papers) == (3, 2, 54)
     assert rows(database, "select reason from listing_files where path = 'poison_exit.txt'") == [
@@ -255,3 +256,32 @@ def test_workers_exit_when_the_run_is_killed(tmp_path: Path) -> None:
         for pid in pids if "pids" in locals() else []:
             if psutil.pid_exists(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_file_that_hangs_is_stopped_at_the_time_limit_and_the_batch_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose preparation never ends (no crash): its worker is killed once it has been
+    on that file for ``prepare_timeout_s``, the file is quarantined whole, the rest loads."""
+    from flows.ingest import ingest_listings
+
+    listings = tmp_path / "listings"
+    shutil.copytree(SEEDS, listings)
+    (listings / "poison_hang.txt").write_bytes(poison_listing("hang"))
+    monkeypatch.setenv(FAULT_ENV, "poison_hang.txt:hang")
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "10")
+    database = tmp_path / "pw.duckdb"
+    summary = ingest_listings(str(listings), str(database), AS_OF)
+    assert (summary.files_loaded, summary.files_quarantined, summary.new_papers) == (3, 1, 54)
+    assert (summary.entries, summary.entries_loaded) == (57, 57)
+    reason = (
+        "internal error while preparing: preparation took longer than 10 s, the worker was "
+        f"stopped (setting prepare_timeout_s) (paperwatch {VERSION})"
+    )
+    assert [(o.rel, o.reason) for o in summary.files if o.status == "quarantined"] == [
+        ("poison_hang.txt", reason)
+    ]
+    assert rows(database, "select path, raw_bytes from quarantine where kind = 'file'") == [
+        ("poison_hang.txt", poison_listing("hang"))
+    ]
+    assert spawned_workers() == []

@@ -286,3 +286,38 @@ def test_deployments_from_settings(tmp_path: Path) -> None:
     cron = report.schedules[0].schedule
     assert (cron.cron, cron.timezone) == ("0 8 * * 1", "Europe/Berlin")  # type: ignore[union-attr]
     assert report.parameters["last_completed_week"] is True
+
+
+def test_the_watcher_shows_odd_file_names_escaped(tmp_path: Path) -> None:
+    """Real watchdog: names with a non-UTF-8 byte, a newline and a right-to-left override are
+    handed out as they are (so they can be opened) and shown escaped like the scan does."""
+    import os
+
+    from paperwatch.watch import describe_batch, event_files
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    names = [os.fsdecode(b"bad\xff.txt"), "two\nlines.txt", "x\u202etxt.exe.txt"]
+    for name in names:
+        (folder / name).write_bytes(b"ICLR 2025 accepted papers\n")
+    seen: list[list[str]] = []
+    stop = threading.Event()
+
+    def on_batch(batch: list[str]) -> None:
+        assert all((folder / rel).is_file() for rel in batch)
+        seen.append(batch)
+        stop.set()
+
+    thread = threading.Thread(
+        target=watch_folder, args=(folder, on_batch, 0.2), kwargs={"tick_s": 0.05, "stop": stop}
+    )
+    thread.start()
+    try:
+        assert stop.wait(30)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert seen == [sorted(names)]
+    assert describe_batch(seen[0], "ingesting") == "3 file(s) settled, e.g. bad\\xff.txt: ingesting"
+    assert event_files(seen[0]) == ["bad\\xff.txt", "two\\nlines.txt", "x\\u202etxt.exe.txt"]
+    assert "\n" not in describe_batch(["two\nlines.txt"], "ingesting")
