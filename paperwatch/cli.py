@@ -91,6 +91,26 @@ WeekOption = Annotated[
 #: already sent, a future --as-of), 3 the database stayed locked, 4 the database is damaged.
 EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED, EXIT_DAMAGED = 1, 2, 3, 4
 
+#: ``--debug``: Prefect's error lines and tracebacks on the terminal too.
+_debug = False
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show Prefect's error lines and tracebacks on the terminal as they come "
+            "(without it a failure is one `error:` line; the details are always in the log "
+            "file, setting log_file, default <database name>.log beside the database).",
+        ),
+    ] = False,
+) -> None:
+    """Options for every command."""
+    global _debug
+    _debug = debug
+
 
 def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     """Print ``error: <message>`` on stderr; the exit to raise (1: failed, 2: refused)."""
@@ -288,7 +308,14 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         with (
             _server_guard(),
             _short_run_errors(
-                DatabaseLockedError, DatabaseDamagedError, WriterLockTimeout, duckdb.Error
+                DatabaseLockedError,
+                DatabaseDamagedError,
+                WriterLockTimeout,
+                duckdb.Error,
+                FileNotFoundError,
+                NotADirectoryError,
+                ValueError,
+                settings=settings,
             ),
         ):
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
@@ -345,32 +372,127 @@ def _server_guard() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-class _WithoutTraceback(logging.Filter):
-    """Drop the traceback from Prefect's log record of an expected failure (the CLI prints
-    the error in one line); every other record passes unchanged."""
+class _HoldErrors(logging.Filter):
+    """On the terminal's log handlers during a flow run: hold back the records that repeat
+    a failure (:meth:`holds`: Prefect's "Encountered exception", "Finished in state Failed",
+    task retries, tracebacks). When the command then fails, its one ``error:`` line
+    says what happened and they are dropped (the log file has them); when it succeeds they
+    are shown at the end."""
 
-    def __init__(self, expected: tuple[type[BaseException], ...]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.expected = expected
+        self.held: list[tuple[logging.Handler, logging.LogRecord]] = []
+        self.handler: logging.Handler | None = None
+
+    @staticmethod
+    def holds(record: logging.LogRecord) -> bool:
+        """True for a record that repeats a failure the ``error:`` line will state: errors,
+        tracebacks, a run's "Finished in state Failed/Crashed", a failed send attempt."""
+        if record.levelno >= logging.ERROR or record.exc_info:
+            return True
+        if record.name == "paperwatch.mailer" and record.levelno >= logging.WARNING:
+            return True
+        message = record.getMessage()
+        return message.startswith("Finished in state") and not message.startswith(
+            "Finished in state Completed"
+        )
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], self.expected):
-            record.exc_info = None
-            record.exc_text = None
+        if self.holds(record):
+            if self.handler is not None:
+                self.held.append((self.handler, record))
+            return False
         return True
 
 
+def _console_handlers() -> list[logging.Handler]:
+    """The handlers that write to the terminal: stream handlers of the root logger (where
+    Prefect's console handler sits; the flow-run loggers propagate to it) that are not files."""
+    return [
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+    ]
+
+
 @contextmanager
-def _short_run_errors(*expected: type[BaseException]) -> Iterator[None]:
-    loggers = [logging.getLogger(n) for n in ("prefect.task_runs", "prefect.flow_runs")]
-    quiet = _WithoutTraceback(expected)
-    for logger in loggers:
-        logger.addFilter(quiet)
+def _short_run_errors(
+    *expected: type[BaseException], settings: object | None = None
+) -> Iterator[None]:
+    """Around a flow run of the command line: one error, one line.
+
+    Every log record of the run also goes to the log file (setting ``log_file``, default
+    ``<database name>.log`` beside the database), tracebacks included. On the terminal,
+    Prefect's error records are held back (:class:`_HoldErrors`) and dropped when the run
+    fails, so that the command's own ``error:`` line is the only one; with ``--debug``
+    they are shown as they come. An exception not among ``expected`` (a fault of
+    paperwatch itself) ends in one ``error:`` line naming it and the log file, which holds
+    its traceback (``--debug`` raises it instead).
+    """
+    import traceback
+
+    from paperwatch.settings import Settings
+
+    log_path = settings.log_path if isinstance(settings, Settings) else None
+    root = logging.getLogger()
+    file_handler: logging.Handler | None = None
+    if log_path is not None:
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.FileHandler(log_path, encoding="utf-8")
+        except OSError:
+            file_handler = (
+                None  # no log file (read-only folder): the terminal still says what failed
+            )
+        else:
+            file_handler.setFormatter(
+                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            )
+            root.addHandler(file_handler)
+    filters: list[tuple[logging.Handler, _HoldErrors]] = []
+    if not _debug:
+        for handler in _console_handlers():
+            hold = _HoldErrors()
+            hold.handler = handler
+            handler.addFilter(hold)
+            filters.append((handler, hold))
+    failed = False
     try:
         yield
+    except (*expected, typer.Exit, KeyboardInterrupt, SystemExit):
+        failed = True
+        raise
+    except Exception as exc:
+        failed = True
+        if file_handler is not None:
+            file_handler.emit(
+                logging.LogRecord(
+                    "paperwatch.cli",
+                    logging.ERROR,
+                    __file__,
+                    0,
+                    "".join(traceback.format_exception(exc)),
+                    None,
+                    None,
+                )
+            )
+        if _debug:
+            raise
+        where = f"the traceback is in {log_path}" if file_handler else "run with --debug"
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise _fail(
+            f"unexpected {type(exc).__name__}{': ' + first if first else ''} ({where}; "
+            "--debug shows it here); please report it"
+        ) from None
     finally:
-        for logger in loggers:
-            logger.removeFilter(quiet)
+        for handler, hold in filters:
+            handler.removeFilter(hold)
+            if not failed:
+                for target, record in hold.held:
+                    target.handle(record)
+        if file_handler is not None:
+            root.removeHandler(file_handler)
+            file_handler.close()
 
 
 def _run_report(
@@ -411,6 +533,10 @@ def _run_report(
                 DatabaseDamagedError,
                 WriterLockTimeout,
                 duckdb.Error,
+                FileNotFoundError,
+                RuntimeError,
+                OSError,
+                settings=settings,
             ),
         ):
             return weekly_report(
@@ -436,6 +562,12 @@ def _run_report(
         RuntimeError,
     ) as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise _fail(
+            f"cannot write the report{where}: {exc.strerror or exc}; check that the report "
+            "folder (--report-dir) is writable and its disk has room"
+        ) from None
 
 
 def _print_email(outcome: object) -> None:
@@ -582,15 +714,16 @@ def rebuild(
     path = settings.database
     if writer_lock.is_held(path):
         raise _fail(
-            f"another paperwatch run is writing {path} (lock file {writer_lock.lock_path(path)}); "
-            "a rebuild does not wait: run it again when that run has finished",
+            f"{writer_lock.holder(path)} is writing {path} (lock file "
+            f"{writer_lock.lock_path(path)}); a rebuild does not wait: run it again when "
+            "that run has finished",
             code=EXIT_LOCKED,
         )
     from flows.rebuild import RebuildOutcome, rebuild_database
 
     expected = (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error, OSError)
     try:
-        with _server_guard(), _short_run_errors(*expected):
+        with _server_guard(), _short_run_errors(*expected, settings=settings):
             outcome = rebuild_database(str(settings.watch_dir), str(path), as_of)
     except (DatabaseLockedError, WriterLockTimeout) as exc:
         raise _fail(str(exc), code=EXIT_LOCKED) from None

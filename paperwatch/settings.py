@@ -156,6 +156,12 @@ class Settings(BaseSettings):
         "<database name>.read.duckdb beside the database (data/paperwatch.read.duckdb); "
         "empty: no snapshot.",
     )
+    log_file: str | None = Field(
+        default=None,
+        description="Where the command line writes its runs' log records, tracebacks "
+        "included (appended). Unset: <database name>.log beside the database "
+        "(data/paperwatch.log); empty: none.",
+    )
     timezone: str = Field(default="UTC", description="IANA time zone that defines ISO weeks.")
     lock_timeout_s: float = Field(
         default=60.0,
@@ -248,6 +254,18 @@ class Settings(BaseSettings):
         if not self.snapshot.strip():
             return None
         return Path(self.snapshot)
+
+    @property
+    def log_path(self) -> Path | None:
+        """The command line's log file (setting ``log_file``), or None when disabled.
+
+        Unset, it is ``<database stem>.log`` beside the database (``data/paperwatch.log``).
+        """
+        if self.log_file is None:
+            return self.database.with_name(f"{self.database.stem}.log")
+        if not self.log_file.strip():
+            return None
+        return Path(self.log_file)
 
     @property
     def tz(self) -> ZoneInfo:

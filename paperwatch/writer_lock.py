@@ -22,9 +22,12 @@ analysts query the snapshot (:mod:`paperwatch.snapshot`), which blocks nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +49,29 @@ class WriterLockTimeout(RuntimeError):
 def lock_path(database: Path) -> Path:
     """The lock file of ``database``: ``<database>.writer.lock`` in the same folder."""
     return database.with_name(database.name + ".writer.lock")
+
+
+def holder_path(database: Path) -> Path:
+    """Who holds the writer lock: ``<database>.writer.lock.holder``, one line written by the
+    holder once it has the lock (the lock file itself is truncated by every process that
+    opens it, so it cannot say)."""
+    return database.with_name(database.name + ".writer.lock.holder")
+
+
+def this_process() -> str:
+    """How the holder file names this process: ``PID <n> (<program> <first arguments>)``."""
+    words = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:3]]
+    return f"PID {os.getpid()} ({' '.join(words)})"
+
+
+def holder(database: Path) -> str:
+    """The holder of ``database``'s writer lock as it wrote itself down, or "another
+    paperwatch run" when that cannot be read."""
+    try:
+        text = holder_path(database).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return text.splitlines()[0] if text else "another paperwatch run"
 
 
 @contextmanager
@@ -76,19 +102,23 @@ def writer_lock(database: Path, timeout_s: float) -> Iterator[float]:
         except Timeout:
             limit = "as long as it takes" if timeout_s < 0 else f"up to {timeout_s:.0f} s"
             _log.warning(
-                "waiting for another paperwatch run to finish writing %s (lock file %s); "
-                "waiting %s",
+                "waiting for another paperwatch run to finish writing %s: the writer lock "
+                "(%s) is held by %s; waiting %s",
                 database,
                 path,
+                holder(database),
                 limit,
             )
             lock.acquire(poll_interval=0.1)
     except Timeout:
         raise WriterLockTimeout(
             f"another paperwatch run has been writing {database} for over {timeout_s:.0f} s "
-            f"(lock file {path}); setting schedule.writer_lock_timeout_s sets the wait"
+            f"(lock file {path}, held by {holder(database)}); setting "
+            "schedule.writer_lock_timeout_s sets the wait"
         ) from None
     waited = time.monotonic() - started
+    with contextlib.suppress(OSError):  # only a courtesy to whoever waits next
+        holder_path(database).write_text(this_process() + "\n", encoding="utf-8")
     if waited > 0.5:
         _log.info("waited %.1f s for the writer lock of %s", waited, database)
     try:

@@ -183,7 +183,7 @@ def test_a_run_waiting_for_the_writer_lock_says_so_once(
     import logging
     import threading
 
-    from paperwatch.writer_lock import writer_lock
+    from paperwatch.writer_lock import this_process, writer_lock
 
     database = tmp_path / "db" / "paperwatch.duckdb"
     acquired = threading.Event()
@@ -206,9 +206,10 @@ def test_a_run_waiting_for_the_writer_lock_says_so_once(
     assert acquired.is_set()
     waits = [r.getMessage() for r in caplog.records if "waiting for" in r.getMessage()]
     assert waits == [
-        f"waiting for another paperwatch run to finish writing {database} "
-        f"(lock file {database}.writer.lock); waiting as long as it takes"
+        f"waiting for another paperwatch run to finish writing {database}: the writer lock "
+        f"({database}.writer.lock) is held by {this_process()}; waiting as long as it takes"
     ]
+    assert this_process().startswith(f"PID {os.getpid()} (")
 
 
 def _sha256(path: Path) -> str:

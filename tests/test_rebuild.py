@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from flows.ingest import ingest_listings
 from paperwatch.cli import EXIT_LOCKED, app
 from paperwatch.quarantine import release_entry
-from paperwatch.writer_lock import writer_lock
+from paperwatch.writer_lock import this_process, writer_lock
 
 from .conftest import SEEDS
 
@@ -172,12 +172,13 @@ def test_a_rebuild_is_refused_while_another_run_writes(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_LOCKED
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert errors == [
-        f"error: another paperwatch run is writing {database} (lock file {database}.writer.lock); "
+        f"error: {this_process()} is writing {database} (lock file {database}.writer.lock); "
         "a rebuild does not wait: run it again when that run has finished"
     ]
     assert not database.exists()
-    assert list(database.parent.glob("paperwatch.duckdb.*")) == [
-        database.parent / "paperwatch.duckdb.writer.lock"
+    assert sorted(p.name for p in database.parent.iterdir()) == [
+        "paperwatch.duckdb.writer.lock",
+        "paperwatch.duckdb.writer.lock.holder",
     ]
 
 
