@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import logging
 import os
@@ -251,6 +252,12 @@ def _database_exit(settings: object, exc: Exception) -> typer.Exit:
     if isinstance(exc, db.DatabaseDamagedError):
         return _fail(str(exc), code=EXIT_DAMAGED)
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if db.is_disk_full(exc):
+        return _fail(
+            f"the disk holding {settings.database} is full ({first}); the write that failed "
+            "was rolled back, so the database holds what it held before it (a run records "
+            "the files it loaded before). Free some space and run again"
+        )
     if db.is_damage(exc):
         damaged = db.damaged_error(settings.database, first, before_write=False)
         return _fail(str(damaged), code=EXIT_DAMAGED)
@@ -415,6 +422,21 @@ def _console_handlers() -> list[logging.Handler]:
     ]
 
 
+def _not_shutdown_noise(record: logging.LogRecord) -> bool:
+    """False for Prefect's note at exit that it is still sending events or logs to its API
+    ("Still processing items: n items remaining..."): housekeeping of the client, printed
+    after the command's last line on a busy machine; it stays in the log file."""
+    return not record.getMessage().startswith("Still processing items:")
+
+
+class _LogFile(logging.FileHandler):
+    """The run's log file; a write that fails (a full disk) stops it quietly instead of
+    printing logging's own error report on the terminal."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.setLevel(logging.CRITICAL + 1)
+
+
 @contextmanager
 def _short_run_errors(
     *expected: type[BaseException], settings: object | None = None
@@ -439,7 +461,7 @@ def _short_run_errors(
     if log_path is not None:
         try:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.FileHandler(log_path, encoding="utf-8")
+            file_handler = _LogFile(log_path, encoding="utf-8")
         except OSError:
             file_handler = (
                 None  # no log file (read-only folder): the terminal still says what failed
@@ -450,6 +472,9 @@ def _short_run_errors(
             )
             root.addHandler(file_handler)
     filters: list[tuple[logging.Handler, _HoldErrors]] = []
+    for handler in _console_handlers():
+        if _not_shutdown_noise not in handler.filters:  # kept until exit, where it is logged
+            handler.addFilter(_not_shutdown_noise)
     if not _debug:
         for handler in _console_handlers():
             hold = _HoldErrors()
@@ -492,7 +517,8 @@ def _short_run_errors(
                     target.handle(record)
         if file_handler is not None:
             root.removeHandler(file_handler)
-            file_handler.close()
+            with contextlib.suppress(OSError):  # the buffered rest could not be written
+                file_handler.close()
 
 
 def _run_report(

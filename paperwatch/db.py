@@ -24,6 +24,7 @@ would make a backfill quadratic in its size.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import logging
 import os
@@ -108,6 +109,20 @@ def damaged_error(path: Path, detail: str, before_write: bool = True) -> Databas
         "Restore it from a backup, or rebuild it from the listing folder with "
         "`paperwatch rebuild` (every listing file is read again; the damaged file is kept)"
     )
+
+
+#: The operating system's words for a write that found no room (ENOSPC, EDQUOT, EFBIG).
+_DISK_FULL = re.compile(
+    r"no space left on device|disk quota exceeded|file too large|not enough space", re.IGNORECASE
+)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True when a write failed for lack of room: the disk (``ENOSPC``), a quota (``EDQUOT``)
+    or the file-size limit (``EFBIG``), whether DuckDB or the OS raised it."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    return bool(_DISK_FULL.search(str(exc)))
 
 
 def is_damage(exc: BaseException) -> bool:
