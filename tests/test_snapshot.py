@@ -419,3 +419,52 @@ def test_quarantine_release_republishes(tmp_path: Path) -> None:
         "select (select count(*) from papers), "
         "(select released_by from quarantine where quarantine_id = 1)",
     ) == ["2,ana"]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_reader_holding_the_snapshot_for_the_whole_of_make_run_delays_nothing(
+    seed_folder: Path, tmp_path: Path, reader_process: Any
+) -> None:
+    """``make run`` is ``paperwatch run`` with the defaults (seeds/ into data/): run in the
+    project layout, with an analyst's session open on the snapshot from before it starts
+    until after it ends, and no wait for any lock allowed (lock timeouts 0)."""
+    from prefect.settings import PREFECT_API_URL
+
+    project = tmp_path / "project"
+    project.mkdir()
+    seeds = project / "seeds"
+    shutil.copytree(seed_folder, seeds)
+    held_back = tmp_path / "later"
+    held_back.mkdir()
+    shutil.move(seeds / "003_13ddc4bea7a17f78.txt", held_back)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PAPERWATCH_")}
+    environ.update(
+        PREFECT_API_URL=str(PREFECT_API_URL.value()),
+        PAPERWATCH_CONFIG="",
+        PAPERWATCH_LOCK_TIMEOUT_S="0",
+        PAPERWATCH_SCHEDULE__WRITER_LOCK_TIMEOUT_S="0",
+    )
+
+    def make_run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "paperwatch", "run", "--as-of", SEEDS_AS_OF],
+            cwd=project,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    first = make_run()
+    assert first.returncode == 0, first.stderr
+    target = project / "data" / "paperwatch.read.duckdb"
+    ask = reader_process(target)
+    assert ask() == 38
+    shutil.move(held_back / "003_13ddc4bea7a17f78.txt", seeds)
+    second = make_run()
+    assert second.returncode == 0, second.stderr
+    assert "new papers: 16; exact duplicates: 3" in second.stdout
+    assert "report of 2026-W48: reports/out/2026-W48.html" in second.stdout
+    assert "waiting" not in second.stdout + second.stderr
+    assert ask() == 38  # the session, open all along, still reads the data it opened
+    assert cli_rows(target, "select count(*) from papers") == ["54"]
