@@ -1,0 +1,93 @@
+"""The Prefect side of the operator's faults: a killed command leaves no temporary API server
+behind, the UI on another port is documented, and ``prefect.yaml``'s ingestion trigger
+matches the deployment's own folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import yaml
+
+from paperwatch.workers import start_server_guard
+
+from .conftest import ROOT
+
+#: A stand-in for Prefect's temporary server: its command line carries the mark the guard
+#: checks before it kills a pid (so a reused pid is never killed).
+_FAKE_SERVER = [
+    sys.executable,
+    "-c",
+    "import time; time.sleep(600)",
+    "prefect.server.api.server:create_app",
+]
+
+
+def test_the_temporary_server_is_stopped_when_its_command_is_killed() -> None:
+    command = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    server = subprocess.Popen(_FAKE_SERVER)
+    try:
+        guard = subprocess.Popen(
+            [sys.executable, "-m", "paperwatch.workers", str(command.pid), str(server.pid)]
+        )
+        os.kill(command.pid, signal.SIGKILL)  # the command dies without any clean-up
+        command.wait()
+        assert server.wait(timeout=60) == -signal.SIGTERM  # stopped by the guard
+        assert guard.wait(timeout=60) == 0
+    finally:
+        for process in (command, server):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_the_guard_leaves_a_process_that_is_not_the_server_alone() -> None:
+    command = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        guard = subprocess.Popen(
+            [sys.executable, "-m", "paperwatch.workers", str(command.pid), str(other.pid)]
+        )
+        os.kill(command.pid, signal.SIGKILL)
+        command.wait()
+        assert guard.wait(timeout=60) == 0
+        assert psutil.Process(other.pid).status() != psutil.STATUS_ZOMBIE
+        assert other.poll() is None
+    finally:
+        for process in (command, other):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_start_server_guard_runs_in_a_session_of_its_own() -> None:
+    server = subprocess.Popen(_FAKE_SERVER)
+    guard = start_server_guard(server.pid)
+    try:
+        assert os.getsid(guard.pid) == guard.pid  # Ctrl-C in the terminal does not reach it
+    finally:
+        server.kill()
+        server.wait()
+        assert guard.wait(timeout=60) == 0  # the server went first: the guard just ends
+
+
+def test_readme_says_how_to_run_the_ui_on_another_port() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (
+        "PREFECT_UI_API_URL=http://127.0.0.1:4300/api .venv/bin/prefect server start --port 4300"
+        in readme
+    )
+    assert "`prefect deploy` replaces deployments of the same names" in readme
+
+
+def test_prefect_yaml_triggers_ingestion_for_its_own_folder_only() -> None:
+    config = yaml.safe_load(Path(ROOT / "prefect.yaml").read_text(encoding="utf-8"))
+    (ingest,) = [d for d in config["deployments"] if d["name"] == "ingest-listings"]
+    folder = ingest["parameters"]["folder"]
+    assert folder == "{{ $PAPERWATCH_HOME }}/seeds"
+    resources = [t["match"]["prefect.resource.id"] for t in ingest["triggers"]]
+    assert resources == [f"paperwatch.folder.{folder}"]
