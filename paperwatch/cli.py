@@ -6,6 +6,7 @@ import contextlib
 import getpass
 import logging
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -258,10 +259,48 @@ def _database_exit(settings: object, exc: Exception) -> typer.Exit:
             "was rolled back, so the database holds what it held before it (a run records "
             "the files it loaded before). Free some space and run again"
         )
+    if re.search(r"read-only file system|permission denied", first, re.IGNORECASE):
+        return _fail(
+            f"cannot write {settings.database} or its folder ({first}); paperwatch writes "
+            "the database, its write-ahead log and its lock file there, and wrote nothing: "
+            "make them writable for this user, or give --database in a writable folder"
+        )
     if db.is_damage(exc):
         damaged = db.damaged_error(settings.database, first, before_write=False)
         return _fail(str(damaged), code=EXIT_DAMAGED)
     return _fail(f"cannot use {settings.database} as a paperwatch database: {first}")
+
+
+def _os_error_exit(settings: object, exc: OSError) -> typer.Exit:
+    """One ``error:`` line for a file-system failure of a run (exit status 1): a full disk,
+    or a folder paperwatch cannot write (the database's: the database, its write-ahead
+    log and lock files; the report folder), named with what to do."""
+    from paperwatch import db
+    from paperwatch.settings import Settings
+
+    assert isinstance(settings, Settings)
+    database = settings.database
+    reason = exc.strerror or str(exc)
+    name = str(exc.filename) if exc.filename else ""
+    if db.is_disk_full(exc):
+        return _fail(
+            f"the disk holding {name or database} is full ({reason}); the write that failed "
+            "was rolled back, so the database holds what it held before it (a run records "
+            "the files it loaded before). Free some space and run again"
+        )
+    if name and Path(name).resolve().parent == database.resolve().parent:
+        return _fail(
+            f"cannot write in the database's folder {database.parent} ({reason}: {name}); "
+            "paperwatch writes the database, its write-ahead log and its lock file there, "
+            "and wrote nothing: make the folder writable for this user, or give --database "
+            "in a writable one"
+        )
+    if name and Path(name).resolve().is_relative_to(settings.report_dir.resolve()):
+        return _fail(
+            f"cannot write the report ({reason}: {name}); make the report folder "
+            f"{settings.report_dir} writable for this user, or give --report-dir"
+        )
+    return _fail(f"{reason}{': ' + name if name else ''}")
 
 
 def _up_to_date(settings: object, as_of: str | None) -> object | None:
@@ -322,6 +361,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
                 FileNotFoundError,
                 NotADirectoryError,
                 ValueError,
+                OSError,
                 settings=settings,
             ),
         ):
@@ -334,6 +374,8 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         ValueError,
     ) as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _os_error_exit(settings, exc) from None
 
 
 _guarded_servers: set[int] = set()
@@ -484,11 +526,11 @@ def _short_run_errors(
     failed = False
     try:
         yield
-    except (*expected, typer.Exit, KeyboardInterrupt, SystemExit):
+    except BaseException as exc:
         failed = True
-        raise
-    except Exception as exc:
-        failed = True
+        passes = (*expected, typer.Exit)
+        if isinstance(exc, passes) or not isinstance(exc, Exception):
+            raise
         if file_handler is not None:
             file_handler.emit(
                 logging.LogRecord(
@@ -503,11 +545,15 @@ def _short_run_errors(
             )
         if _debug:
             raise
-        where = f"the traceback is in {log_path}" if file_handler else "run with --debug"
+        where = (
+            f"the traceback is in {log_path}; --debug shows it here"
+            if file_handler
+            else "--debug shows the traceback"
+        )
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise _fail(
-            f"unexpected {type(exc).__name__}{': ' + first if first else ''} ({where}; "
-            "--debug shows it here); please report it"
+            f"unexpected {type(exc).__name__}{': ' + first if first else ''} ({where}); "
+            "please report it"
         ) from None
     finally:
         for handler, hold in filters:
@@ -589,11 +635,7 @@ def _run_report(
     ) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise _fail(
-            f"cannot write the report{where}: {exc.strerror or exc}; check that the report "
-            "folder (--report-dir) is writable and its disk has room"
-        ) from None
+        raise _os_error_exit(settings, exc) from None
 
 
 def _print_email(outcome: object) -> None:

@@ -204,3 +204,86 @@ def test_a_full_disk_during_an_ingestion_gets_one_line_and_changes_nothing(
     assert after == before
     assert sum(len(rows) for rows in after.values()) > 0
     assert len(after["papers"]) == 54
+
+
+def test_an_unwritable_report_folder_gets_one_line_and_changes_nothing(
+    seeded_database: Path, tmp_path: Path
+) -> None:
+    before = contents(seeded_database)
+    not_a_folder = tmp_path / "reports.txt"  # a file where the report folder should be
+    not_a_folder.write_text("in the way\n", encoding="utf-8")
+    result = paperwatch(
+        tmp_path,
+        "report",
+        "--week",
+        "2026-W48",
+        "--database",
+        str(seeded_database),
+        "--report-dir",
+        str(not_a_folder),
+    )
+    line = assert_one_error_line(result, EXIT_FAILED)
+    assert line.startswith("error: cannot write the report (")
+    assert line.endswith(
+        f"make the report folder {not_a_folder} writable for this user, or give --report-dir"
+    )
+    after = contents(seeded_database)
+    # The week's trending terms are derived before the files are written; nothing else
+    # changed, and no report is recorded as rendered.
+    assert {t: r for t, r in after.items() if t != "trending_terms"} == {
+        t: r for t, r in before.items() if t != "trending_terms"
+    }
+    assert after["reports"] == []
+
+
+def _read_only_run(database: Path, folder: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """``paperwatch ingest`` with the database's folder read-only: by permissions when this
+    is not root, else by a read-only bind mount in a mount namespace."""
+    import os
+
+    from prefect.settings import PREFECT_API_URL
+
+    args = [sys.executable, "-m", "paperwatch", *ingest_args(folder, database)]
+    if os.geteuid() != 0:
+        os.chmod(database.parent, 0o555)
+        try:
+            return paperwatch(tmp_path, *ingest_args(folder, database))
+        finally:
+            os.chmod(database.parent, 0o755)
+    prefix = _namespace_prefix()
+    if prefix is None:
+        pytest.skip(
+            "running as root without mount namespaces: a folder cannot be made read-only "
+            "for this process"
+        )
+    out = tmp_path / "ro-run"
+    out.mkdir()
+    script = f"""
+set -e
+mount --bind {database.parent} {database.parent}
+mount -o remount,bind,ro {database.parent}
+set +e
+PREFECT_API_URL={shlex.quote(str(PREFECT_API_URL.value()))} PAPERWATCH_CONFIG= \
+    {shlex.join(args)} > {out}/stdout 2> {out}/stderr
+echo $? > {out}/rc
+"""
+    setup = subprocess.run([*prefix, "sh", "-c", script], capture_output=True, text=True)
+    assert setup.returncode == 0, setup.stderr
+    return subprocess.CompletedProcess(
+        args,
+        int((out / "rc").read_text()),
+        (out / "stdout").read_text(),
+        (out / "stderr").read_text(),
+    )
+
+
+def test_a_read_only_database_folder_gets_one_line_and_changes_nothing(
+    work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    database, folder = work
+    before = contents(database)
+    result = _read_only_run(database, folder, tmp_path)
+    line = assert_one_error_line(result, EXIT_FAILED)
+    assert line.startswith(("error: cannot write in the database's folder", "error: cannot write"))
+    assert "make the folder writable for this user" in line or "make them writable" in line
+    assert contents(database) == before
