@@ -620,8 +620,6 @@ def run(
     With no options: seeds/ into data/paperwatch.duckdb, report into reports/out/.
     Running it again loads nothing new and says so.
     """
-    from flows.report import ReportOutcome
-
     settings = _settings(watch_dir=folder, database=database, report_dir=report_dir)
     started = time.monotonic()
     summary = _run_ingest(settings, as_of, allow_future=allow_future)
@@ -631,6 +629,8 @@ def run(
     assert isinstance(settings, Settings)
     _print_ingest(summary, settings.database)
     outcome = _run_report(settings, None, as_of)
+    from flows.report import ReportOutcome  # (imported by then: the flow ran)
+
     assert isinstance(outcome, ReportOutcome)
     done = time.monotonic()
     typer.echo(f"report of {outcome.week}: {outcome.html_path}")

@@ -255,3 +255,106 @@ def test_prefect_gets_a_home_beside_the_database_unless_the_user_chose(tmp_path:
     assert home_chosen(tmp_path, {**env, "PREFECT_API_URL": "http://127.0.0.1:1/api"}) == (
         "None\nNone\n"
     )
+
+
+# ------------------------------------------- Prefect's temporary server (marker server)
+
+
+def project(tmp_path: Path, name: str) -> Path:
+    """A fresh folder laid out like a new clone: ``seeds/`` and nothing else."""
+    import shutil
+
+    from tests.conftest import SEEDS
+
+    folder = tmp_path / name
+    shutil.copytree(SEEDS, folder / "seeds")
+    return folder
+
+
+def start_run(folder: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``paperwatch run`` of the seeds (week 2026-W48) in ``folder``, as a new user runs it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "paperwatch", "run", "--as-of", SEEDS_AS_OF],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def servers_of(home: Path) -> list[int]:
+    """Processes (pids) whose ``PREFECT_HOME`` is ``home``: Prefect's temporary servers."""
+    import psutil
+
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("PREFECT_HOME") == str(home):
+                found.append(process.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def wait_until_no_server(home: Path) -> list[int]:
+    """Poll until no process of ``home`` is left (the server stops as the command exits;
+    the guard stops it within a second of noticing), for at most two minutes."""
+    import time
+
+    deadline = time.monotonic() + 120
+    left = servers_of(home)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = servers_of(home)
+    return left
+
+
+def finished(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=1200)
+    return process.returncode, out, err
+
+
+@pytest.mark.server
+def test_two_first_runs_at_once_in_a_fresh_clone_both_succeed(tmp_path: Path) -> None:
+    folder = project(tmp_path, "clone")
+    env = clean_env(tmp_path / "user")
+    runs = [start_run(folder, env) for _ in range(2)]
+    results = [finished(p) for p in runs]
+    for code, out, err in results:
+        assert code == 0, out + err
+        assert "Timed out" not in err
+        assert f"report of {SEEDS_WEEK}: reports/out/{SEEDS_WEEK}.html" in out.splitlines()
+    summaries = sorted(
+        line for _, out, _ in results for line in out.splitlines() if line.startswith("entries: ")
+    )
+    assert summaries == [
+        "entries: 0 read, 0 loaded, 0 quarantined; new papers: 0; exact duplicates: 0",
+        "entries: 57 read, 57 loaded, 0 quarantined; new papers: 54; exact duplicates: 3",
+    ]
+    with duckdb.connect(str(folder / "data" / "paperwatch.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from papers").fetchone() == (54,)
+    home = folder / "data" / ".prefect"
+    assert (home / "prefect.db").is_file()
+    assert not (tmp_path / "user" / ".prefect" / "prefect.db").exists()
+    assert wait_until_no_server(home) == []
+
+
+@pytest.mark.server
+def test_a_first_run_on_a_loaded_machine_succeeds(tmp_path: Path) -> None:
+    folder = project(tmp_path, "clone")
+    env = clean_env(tmp_path / "user")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        code, out, err = finished(start_run(folder, env))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert code == 0, out + err
+    assert (
+        "entries: 57 read, 57 loaded, 0 quarantined; new papers: 54; exact duplicates: 3"
+        in out.splitlines()
+    )
+    assert f"report of {SEEDS_WEEK}: reports/out/{SEEDS_WEEK}.html" in out.splitlines()
+    assert wait_until_no_server(folder / "data" / ".prefect") == []
