@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from paperwatch.report import WrittenReport
 
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -23,6 +26,13 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL", "INFO")
 # paperwatch's own loggers (writer lock, watcher) go to the run logs too.
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
+# Prefect's temporary server waits 20 s by default for its API to answer: too short on a
+# loaded machine ("Timed out while attempting to connect to ephemeral Prefect API server").
+#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20).
+SERVER_STARTUP_TIMEOUT_S = 180
+os.environ.setdefault(
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
+)
 
 app = typer.Typer(
     name="paperwatch",
@@ -348,6 +358,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     quick = _up_to_date(settings, as_of)
     if quick is not None:
         return quick
+    prefect_home(settings.database)
     from flows.ingest import ingest_listings
 
     try:
@@ -378,6 +389,53 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         raise _os_error_exit(settings, exc) from None
 
 
+def prefect_home(database: Path) -> Path | None:
+    """Give Prefect a home of this project's own, ``<database folder>/.prefect``, unless the
+    user chose one or chose a server; call it before Prefect is imported.
+
+    Without ``PREFECT_API_URL`` every flow run of the command line starts Prefect's
+    temporary API server, whose SQLite database lives in ``PREFECT_HOME`` (``~/.prefect``
+    by default): shared by every project and every Prefect process of the user, where
+    two first starts at once raced on its schema migration. A home beside the database
+    is shared only by the runs of that database, which the writer lock already orders,
+    and :func:`_server_guard` starts its server under a lock file in that home.
+
+    The user's own setting wins: nothing changes when ``PREFECT_HOME`` or
+    ``PREFECT_API_URL`` is in the environment, when the active profile of the user's
+    ``profiles.toml`` sets either, or when Prefect is already imported (its settings
+    are read at import). The user's profiles file stays in use
+    (``PREFECT_PROFILES_PATH``).
+
+    Args:
+        database: the DuckDB file of the run.
+
+    Returns:
+        The home set, or None when it was left alone.
+    """
+    import sys
+
+    if "prefect" in sys.modules or {"PREFECT_HOME", "PREFECT_API_URL"} & set(os.environ):
+        return None
+    profiles = Path(
+        os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml")
+    ).expanduser()
+    if profiles.is_file():
+        import tomllib
+
+        try:
+            data = tomllib.loads(profiles.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None  # Prefect will say what is wrong with it
+        active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
+        chosen = data.get("profiles", {}).get(active, {})
+        if isinstance(chosen, dict) and {"PREFECT_HOME", "PREFECT_API_URL"} & set(chosen):
+            return None
+        os.environ.setdefault("PREFECT_PROFILES_PATH", str(profiles))
+    home = database.resolve().parent / ".prefect"
+    os.environ["PREFECT_HOME"] = str(home)
+    return home
+
+
 _guarded_servers: set[int] = set()
 
 
@@ -399,18 +457,26 @@ def _server_guard() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         if not PREFECT_API_URL.value():
+            from filelock import FileLock
             from prefect.server.api.server import SubprocessASGIServer
+            from prefect.settings import PREFECT_HOME
 
             from paperwatch.workers import start_server_guard
 
             server = SubprocessASGIServer()  # the instance Prefect's client uses
+            home = Path(str(PREFECT_HOME.value()))
+            home.mkdir(parents=True, exist_ok=True)
+            # One start at a time per home: the server creates and migrates the home's
+            # SQLite database while it starts, which two servers must not do at once.
             try:
-                server.start()
+                with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
+                    server.start()
             except RuntimeError as exc:
                 raise _fail(
                     f"Prefect's temporary API server did not start ({exc}); on a busy machine "
-                    "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, default "
-                    "20) or start a server (`prefect server start`) and set PREFECT_API_URL"
+                    "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, "
+                    f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
+                    "(`prefect server start`) and set PREFECT_API_URL"
                 ) from None
             process = server.server_process
             if process is not None and process.pid not in _guarded_servers:
@@ -592,6 +658,7 @@ def _run_report(
             configured_addresses(settings.smtp)
         except (MailSettingsError, ValueError) as exc:
             raise _fail(str(exc), code=EXIT_REFUSED) from None
+    prefect_home(settings.database)
     from flows.report import weekly_report
 
     try:
@@ -636,6 +703,34 @@ def _run_report(
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _os_error_exit(settings, exc) from None
+
+
+def _report_here(settings: object, week: str | None, as_of: str | None) -> WrittenReport:
+    """Render the report of ``week`` (default: the week of ``as_of``) in this process, as
+    the ``weekly-report`` flow does but without orchestration: the writer lock for the
+    whole of it, then the snapshot republished. For ``paperwatch report`` without
+    ``--send``/``--dry-run``: a command a person runs and reads at once, which need not
+    start Prefect (``paperwatch run`` and scheduled runs stay flow runs)."""
+    import duckdb
+
+    from paperwatch.clock import iso_week, now_utc, parse_as_of
+    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.report import write_week_report
+    from paperwatch.settings import Settings
+    from paperwatch.writer_lock import WriterLockTimeout, writer_lock
+
+    assert isinstance(settings, Settings)
+    _preflight(settings, as_of=as_of, week=week, database_exists=True)
+    moment = parse_as_of(as_of, settings.tz)
+    try:
+        with writer_lock(settings.database, settings.schedule.writer_lock_timeout_s):
+            written = write_week_report(settings, week or iso_week(moment, settings.tz), now_utc())
+            _republish_snapshot(settings)
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+        raise _database_exit(settings, exc) from None
+    except (FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
+        raise _fail(str(exc)) from None
+    return written
 
 
 def _print_email(outcome: object) -> None:
@@ -704,6 +799,12 @@ def report(
     if dry_run and (send or resend):
         raise _fail("--dry-run writes the message instead of sending it: drop --send/--resend")
     settings = _settings(database=database, report_dir=report_dir)
+    if not (send or resend or dry_run):  # rendering only: no flow run, no Prefect server
+        written = _report_here(settings, week, as_of)
+        typer.echo(
+            f"report of {written.week}: {written.html_path} (plain text: {written.text_path})"
+        )
+        return
     outcome = _run_report(
         settings, week, as_of, send=send or resend, dry_run=dry_run, resend=resend
     )
@@ -727,8 +828,6 @@ def run(
     With no options: seeds/ into data/paperwatch.duckdb, report into reports/out/.
     Running it again loads nothing new and says so.
     """
-    from flows.report import ReportOutcome
-
     settings = _settings(watch_dir=folder, database=database, report_dir=report_dir)
     started = time.monotonic()
     summary = _run_ingest(settings, as_of, allow_future=allow_future)
@@ -738,6 +837,8 @@ def run(
     assert isinstance(settings, Settings)
     _print_ingest(summary, settings.database)
     outcome = _run_report(settings, None, as_of)
+    from flows.report import ReportOutcome  # (imported by then: the flow ran)
+
     assert isinstance(outcome, ReportOutcome)
     done = time.monotonic()
     typer.echo(f"report of {outcome.week}: {outcome.html_path}")

@@ -402,3 +402,68 @@ def record_rendered(
         "insert into reports (week, kind, path, sha256, happened_at) values (?, 'rendered', ?, ?, ?)",
         [report.week, str(path), report.sha256, at],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenReport:
+    """A week's report written to the report folder (:func:`write_week_report`).
+
+    Attributes:
+        week: ISO week ``YYYY-Www``.
+        html_path, text_path: the files written (the CSV is ``csv_name(week)`` beside them).
+        new_papers, exact_duplicates, near_duplicates: the week's figures.
+        report: what was rendered.
+    """
+
+    week: str
+    html_path: Path
+    text_path: Path
+    new_papers: int
+    exact_duplicates: int
+    near_duplicates: int
+    report: RenderedReport
+
+
+def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenReport:
+    """Collect, render and write the report of ``week`` and record it, in this process.
+
+    The same steps, in the same order and with the same results, as the ``weekly-report``
+    flow's ``render-report`` and ``write-report`` tasks (``flows/report.py``), for a report
+    rendered without orchestration (``paperwatch report`` without ``--send``). The caller
+    holds the writer lock (:func:`paperwatch.writer_lock.writer_lock`) like the flow does.
+
+    Args:
+        settings: ``database``, ``report_dir``, ``timezone``, the trending and dedup settings.
+        week: ISO week ``YYYY-Www`` in ``settings.timezone``.
+        at: when the report was rendered (aware; recorded in ``reports.happened_at``).
+
+    Returns:
+        Where the report went and the week's figures.
+
+    Raises:
+        FileNotFoundError: ``settings.database`` does not exist (nothing was ingested).
+        ValueError: ``week`` is not an ISO week.
+        paperwatch.db.DatabaseLockedError, paperwatch.db.DatabaseDamagedError, duckdb.Error:
+            from opening or reading the database.
+        OSError: the report folder cannot be written.
+    """
+    if not settings.database.is_file():
+        raise FileNotFoundError(
+            f"{settings.database} does not exist: nothing was ingested there "
+            "(run `paperwatch ingest`, or check --database)"
+        )
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        data = collect_report(con, week, settings)
+    report = render_report(data)
+    html_path, text_path = write_report(report, settings.report_dir)
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        record_rendered(con, report, html_path, at)
+    return WrittenReport(
+        week,
+        html_path,
+        text_path,
+        int(data.figures["new_papers"]),
+        int(data.figures["exact_duplicates"]),
+        int(data.figures["near_duplicates"]),
+        report,
+    )
