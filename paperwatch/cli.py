@@ -442,9 +442,15 @@ def _print_email(outcome: object) -> None:
         )
     for week in outcome.pending_failed:
         typer.echo(f"the report of {week} is still not sent (its send failed again)")
-    email = outcome.email
-    if email is None:
-        return
+    for reader in outcome.already_sent:
+        who = reader or "the recipients"
+        typer.echo(f"{who}: the report of {outcome.week} was sent before; not sent again")
+    for email in (outcome.email, *outcome.reader_emails):
+        if email is not None:
+            _print_send(email)
+
+
+def _print_send(email: Any) -> None:
     if email.status == "dry_run":
         size = email.path.stat().st_size if email.path else 0
         typer.echo(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import Any
 
 from paperwatch import clean as _clean
 
@@ -384,3 +385,45 @@ def find_method_name(
     if found is None or found in names:
         return None
     return render_tex_name(found)
+
+
+def reread_method_names(con: Any) -> int:
+    """Migration 0006: read the method names of stored papers again with these rules.
+
+    Only papers the rules of issue 17 can change are read: those without a name, and those
+    whose raw text holds TeX or a macro (``\\``, ``^``, ``_``, ``$``); the others keep
+    theirs (the intro rules found them and still do). Runs inside the migration's
+    transaction.
+
+    Args:
+        con: a read-write DuckDB connection (``duckdb.DuckDBPyConnection``).
+
+    Returns:
+        The number of papers whose ``method_name`` changed.
+    """
+    import polars as pl
+
+    rows = con.execute(
+        "select paper_id, abstract_raw, method_name from papers "
+        "where method_name is null or regexp_matches(abstract_raw, '[\\\\^_$]')"
+    ).fetchall()
+    changed = {
+        paper_id: name
+        for paper_id, raw, old in rows
+        if (name := _clean.clean_abstract(raw).method_name) != old
+    }
+    if not changed:
+        return 0
+    frame = pl.DataFrame(
+        {"paper_id": list(changed), "method_name": list(changed.values())},
+        schema={"paper_id": pl.String, "method_name": pl.String},
+    )
+    con.register("_method_names", frame)
+    try:
+        con.execute(
+            "update papers set method_name = m.method_name from _method_names m "
+            "where papers.paper_id = m.paper_id"
+        )
+    finally:
+        con.unregister("_method_names")
+    return len(changed)
