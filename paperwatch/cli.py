@@ -33,6 +33,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: paragraphs are re-wrapped to the terminal (80 columns reads well),
+    # and flags show no "<bool>" metavar, as rich's panels did.
+    rich_markup_mode=None,
 )
 
 FolderOption = Annotated[
@@ -63,6 +66,7 @@ AsOfOption = Annotated[
     str | None,
     typer.Option(
         "--as-of",
+        metavar="<date>",
         help="ISO 8601 date or date-time used as 'now' (e.g. 2026-11-23T09:00; without an offset "
         "it is read in the configured time zone). Decides the ISO week new papers belong to. "
         "[default: the current time]",
@@ -81,6 +85,7 @@ WeekOption = Annotated[
     typer.Option(
         "--week",
         "-w",
+        metavar="<week>",
         help="ISO week to report, e.g. 2026-W48. [default: the week of --as-of]",
         show_default=False,
     ),
@@ -477,15 +482,17 @@ def report(
         bool,
         typer.Option(
             "--send",
-            help="E-mail the report to smtp.recipients (PAPERWATCH_SMTP__RECIPIENTS). A week "
-            "is sent once; earlier weeks whose send failed are sent first.",
+            help="E-mail the report to smtp.recipients (one message) and to each reader of "
+            "smtp.readers (a message of their own, starting with the papers on their topics). "
+            "A week is sent once per reader; earlier weeks whose send failed are sent first.",
         ),
     ] = False,
     dry_run: Annotated[
         bool,
         typer.Option(
             "--dry-run",
-            help="Write the message to <report-dir>/<week>.eml instead of sending it.",
+            help="Write the message to <report-dir>/<week>.eml (a reader's to "
+            "<week>.for-<address>.eml) instead of sending it.",
         ),
     ] = False,
     resend: Annotated[
@@ -494,6 +501,9 @@ def report(
     ] = False,
 ) -> None:
     """Render the weekly report (HTML, plain text, CSV of new papers) into the report folder.
+
+    Each run also rewrites the archive page, <report-dir>/index.html, listing every
+    week with its figures and links.
 
     The report covers one ISO week in the configured time zone: by default the
     week containing --as-of (the current week). Rendering a week twice from the
@@ -603,16 +613,21 @@ def quarantine_list(
 @quarantine_app.command("release")
 def quarantine_release(
     quarantine_id: Annotated[
-        int, typer.Argument(help="The #id shown by `paperwatch quarantine list`.")
+        int,
+        typer.Argument(metavar="ID", help="The #id shown by `paperwatch quarantine list`."),
     ],
     by: Annotated[
         str | None,
         typer.Option(
-            "--by", help="Who approves the release. [default: the login name]", show_default=False
+            "--by",
+            metavar="<name>",
+            help="Who approves the release. [default: the login name]",
+            show_default=False,
         ),
     ] = None,
     note: Annotated[
-        str | None, typer.Option("--note", help="Why the entry is fine after all.")
+        str | None,
+        typer.Option("--note", metavar="<text>", help="Why the entry is fine after all."),
     ] = None,
     database: DatabaseOption = None,
     as_of: AsOfOption = None,
@@ -755,6 +770,7 @@ def sql(
         str | None,
         typer.Option(
             "--snapshot",
+            metavar="<path>",
             help="The snapshot file (default: setting snapshot, <database name>.read.duckdb "
             "beside the database).",
             show_default=False,
@@ -828,10 +844,17 @@ def serve(
     report_dir: ReportDirOption = None,
     limit: Annotated[
         int | None,
-        typer.Option(help="Most flow runs this process executes at once. [default: no limit]"),
+        typer.Option(
+            metavar="<n>", help="Most flow runs this process executes at once. [default: no limit]"
+        ),
     ] = None,
     log_level: Annotated[
-        str, typer.Option(help="Level of the runs' logs sent to the server (the UI).")
+        str,
+        typer.Option(
+            metavar="<level>",
+            help="Level of the runs' logs sent to the server (the UI): DEBUG, INFO, WARNING "
+            "or ERROR.",
+        ),
     ] = "INFO",
 ) -> None:
     """Serve the ingest-listings and weekly-report deployments from this process.
@@ -865,14 +888,17 @@ def watch(
     quiet_period: Annotated[
         float | None,
         typer.Option(
+            metavar="<seconds>",
             help="Seconds a file's size and mtime must stay unchanged before it is read. "
-            "[default: schedule.watch_quiet_period_s, 2]",
+            "[default: 2, setting schedule.watch_quiet_period_s]",
             show_default=False,
         ),
     ] = None,
     max_wait: Annotated[
         float,
-        typer.Option(help="Seconds settled files wait for others still being written."),
+        typer.Option(
+            metavar="<seconds>", help="Seconds settled files wait for others still being written."
+        ),
     ] = 30.0,
     local: Annotated[
         bool,

@@ -83,7 +83,7 @@ def html_names(html: str) -> list[str]:
 
 def text_names(text: str) -> list[str]:
     """The paper labels of the plain-text part, in order (new papers, then repeated)."""
-    new = re.findall(r"^\* (.+) \(\S+\.txt #\d+\)$", text, flags=re.M)
+    new = re.findall(r"^\* (.+) \((?:[^()]+ · )?#\d+\)$", text, flags=re.M)
     repeated = re.findall(r"^\* (.+) — listed \d+ times$", text, flags=re.M)
     return new + repeated
 
