@@ -75,7 +75,7 @@ def headings(text: str) -> list[tuple[str, str]]:
                 "position": 3,
             },
             "ICLR 2025 · listing “nov” · #3",
-        ),  # fmt: skip
+        ),
         ({"file": "digest.TXT", "position": 4}, "listing “digest” · #4"),
     ],
 )
