@@ -156,3 +156,27 @@ def build(database: Path, weeks: dict[str, list[str]], *, seeds_week: str | None
             add_seeds(con, seeds_week)
         update_paper_terms(con)
     return database
+
+
+_SUBJECTS = [
+    "coral reef monitoring", "glacier retreat", "soil moisture", "bird migration",
+    "urban heat islands", "river sediment", "wildfire smoke", "ocean salinity",
+    "crop rotation", "pollinator decline", "groundwater recharge", "desert dunes",
+    "mangrove carbon", "alpine lakes", "kelp forests", "permafrost thaw",
+]  # fmt: skip
+_SETTINGS = ["satellite images", "field surveys", "sensor networks", "citizen reports",
+             "drone flights", "weather stations"]  # fmt: skip
+
+
+def baseline_abstracts(week_index: int, count: int = 24) -> list[str]:
+    """``count`` distinct abstracts about earth sciences (a vocabulary the seeds do not
+    use), different for each ``week_index``: a baseline for the seeds' terms to rise
+    against."""
+    return [
+        f"We study {_SUBJECTS[(i + week_index) % len(_SUBJECTS)]} from "
+        f"{_SETTINGS[(i * 7 + week_index) % len(_SETTINGS)]} collected over {3 + i} seasons "
+        f"in region {week_index}-{i}. The survey maps {_SUBJECTS[(i * 5) % len(_SUBJECTS)]} "
+        f"across {10 + i} sites and reports how {_SUBJECTS[(i * 3 + 1) % len(_SUBJECTS)]} "
+        f"changed between the first and the last season of observation."
+        for i in range(count)
+    ]
