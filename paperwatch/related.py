@@ -4,6 +4,8 @@ in content, by TF-IDF cosine over the terms paperwatch already extracts (``paper
 The computation is one DuckDB query (``sql/queries/related_papers_of_week.sql``): tf
 ``1 + ln(n)``, idf ``ln(N / df)``, cosine of the length-normalised vectors (Manning,
 Raghavan & Schütze 2008, "Introduction to Information Retrieval", ch. 6.4, "ltc").
+Candidates are found as Lucene's MoreLikeThis does, by each new paper's
+:data:`QUERY_TERMS` strongest terms; the :data:`CANDIDATES` best are scored exactly.
 "Earlier" means first seen in an earlier ISO week; near-duplicate pairs are left out
 (the report shows them as duplicates). The rows are kept in table ``related_papers``.
 Cost at 100,000 papers: ``bench/related.py`` (figures in bench/RESULTS.md).
@@ -22,6 +24,14 @@ from paperwatch import db
 #: Related papers kept per new paper.
 RELATED_PER_PAPER = 3
 
+#: Terms of a new paper that find its candidates: its highest-weighted ones (Lucene's
+#: MoreLikeThis uses 25 by default, ``maxQueryTerms``).
+QUERY_TERMS = 25
+
+#: Earlier papers per new paper whose cosine is computed exactly (the best on the
+#: query terms).
+CANDIDATES = 50
+
 #: Pairs less similar than this (cosine) are not shown: below it the shared terms are a
 #: few common words. Chosen on the seeds plus a synthetic second week (tests/test_related.py).
 MIN_SIMILARITY = 0.05
@@ -33,6 +43,8 @@ def related_earlier_papers(
     *,
     limit: int = RELATED_PER_PAPER,
     min_similarity: float = MIN_SIMILARITY,
+    query_terms: int = QUERY_TERMS,
+    candidates: int = CANDIDATES,
 ) -> list[dict[str, Any]]:
     """The related earlier papers of every paper first seen in ``week``.
 
@@ -41,6 +53,9 @@ def related_earlier_papers(
         week: ISO week ``YYYY-Www``.
         limit: related papers per new paper at most (>= 1).
         min_similarity: the least cosine kept, in [0, 1].
+        query_terms: highest-weighted terms of a new paper that find its candidates.
+        candidates: earlier papers per new paper whose cosine is computed exactly; every
+            returned similarity is exact, a pair outside the candidates is not returned.
 
     Returns:
         Rows ``{"paper_id", "related_id", "rank" (1 = most similar), "similarity"
@@ -50,12 +65,18 @@ def related_earlier_papers(
     Raises:
         ValueError: ``limit`` < 1 or ``min_similarity`` outside [0, 1].
     """
-    if limit < 1:
-        raise ValueError("limit must be >= 1")
+    if limit < 1 or query_terms < 1 or candidates < limit:
+        raise ValueError("limit and query_terms must be >= 1, candidates >= limit")
     if not 0.0 <= min_similarity <= 1.0:
         raise ValueError("min_similarity must be in [0, 1]")
     return db.query(
-        con, "related_papers_of_week", week=week, limit=limit, min_similarity=min_similarity
+        con,
+        "related_papers_of_week",
+        week=week,
+        limit=limit,
+        min_similarity=min_similarity,
+        query_terms=query_terms,
+        candidates=candidates,
     )
 
 
