@@ -111,3 +111,24 @@ def test_macro_name_is_never_a_name() -> None:
     assert find_method_name("We present hsco, a benchmark. HSCO-Bench has tasks.", {"hsco"}) == (
         "HSCO-Bench"
     )
+
+
+def test_migration_0006_reads_the_stored_names_again(tmp_path: Path) -> None:
+    """A database loaded under the earlier rules gets the names of these rules."""
+    from paperwatch import db
+    from paperwatch.method_names import reread_method_names
+
+    from .report_weeks import build
+
+    database = build(tmp_path / "old.duckdb", {}, seeds_week="2026-W48")
+    earlier = {"HSCO-Bench": "hsco", "SP³": "SP^3", "HALO-VGGT": None, "SPEXT": None}
+    with db.writer(database) as con:
+        for now, before in earlier.items():
+            con.execute("update papers set method_name = ? where method_name = ?", [before, now])
+        con.execute("delete from schema_migrations where version = 6")
+    with db.writer(database) as con:  # a writer applies the pending migration
+        names = {r[0] for r in con.execute("select method_name from papers").fetchall()}
+        applied = con.execute("select count(*) from schema_migrations where version = 6")
+        assert applied.fetchone() == (1,)
+        assert reread_method_names(con) == 0  # nothing left to change
+    assert set(earlier) <= names and not {"hsco", "SP^3"} & names
