@@ -7,7 +7,7 @@ weeks, the last week holding ``--new`` papers; extracts their terms as ingestion
 of the last week against every earlier paper and storing the rows in
 ``related_papers``. Prints the figures; asserts nothing. Usage::
 
-    python bench/related.py --papers 100000 --new 1000 --weeks 10
+    python bench/related.py --papers 100000 --new 1000 --weeks 10 [--database /tmp/rel.duckdb]
 """
 
 from __future__ import annotations
@@ -91,11 +91,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--new", type=int, default=1_000, help="papers of the reported week")
     parser.add_argument("--weeks", type=int, default=10)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument(
+        "--database", type=Path, help="keep the database here (reused when it exists)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="related-bench-") as tmp:
-        database = Path(tmp) / "bench.duckdb"
+        database = args.database or Path(tmp) / "bench.duckdb"
         began = time.perf_counter()
-        week = build(database, args.papers, args.new, args.weeks, args.seed)
+        if database.exists():
+            with db.reader(database) as con:
+                week = con.execute("select max(first_seen_week) from papers").fetchone()[0]
+        else:
+            week = build(database, args.papers, args.new, args.weeks, args.seed)
         built = time.perf_counter() - began
         with db.writer(database) as con:
             n_papers, n_terms = con.execute(
@@ -113,7 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"papers: {n_papers:,} ({args.new:,} in {week}, the rest in {args.weeks - 1} earlier weeks)"
     )
-    print(f"paper_terms rows: {n_terms:,}; database built in {built:.1f} s (not part of the cost)")
+    print(
+        f"paper_terms rows: {n_terms:,}; database built or opened in {built:.1f} s (not part of the cost)"
+    )
     for i, (computed, total) in enumerate(timings, 1):
         print(
             f"run {i}: related papers of {week}: query {computed:.2f} s, with storing {total:.2f} s"

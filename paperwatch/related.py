@@ -29,8 +29,8 @@ RELATED_PER_PAPER = 3
 QUERY_TERMS = 25
 
 #: Earlier papers per new paper whose cosine is computed exactly (the best on the
-#: query terms).
-CANDIDATES = 50
+#: query terms). The exact cosines are most of the cost (bench/related.py).
+CANDIDATES = 20
 
 #: Pairs less similar than this (cosine) are not shown: below it the shared terms are a
 #: few common words. Chosen on the seeds plus a synthetic second week (tests/test_related.py).
