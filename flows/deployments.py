@@ -99,8 +99,8 @@ def build_deployments(settings: Settings) -> list[RunnerDeployment]:
             "database": str(database),
             "report_dir": str(settings.report_dir.resolve()),
             "last_completed_week": True,
-            # E-mail the report once readers are configured (smtp.recipients).
-            "send": bool(settings.smtp.recipients),
+            # E-mail the report once readers are configured (smtp.recipients or smtp.readers).
+            "send": bool(settings.smtp.recipients or settings.smtp.readers),
         },
         tags=["paperwatch"],
         entrypoint_type=EntrypointType.MODULE_PATH,

@@ -30,17 +30,20 @@ from paperwatch.mailer import (
     SendOutcome,
     SmtpMailer,
     configured_addresses,
+    configured_readers,
     pending_unsent_weeks,
     resolve_smtp_password,
     send_report,
 )
 from paperwatch.report import (
     RenderedReport,
-    collect_report,
-    record_rendered,
+    ReportData,
+    collect_week,
+    for_reader,
     render_report,
     report_message,
-    write_report,
+    topic_matches,
+    write_and_record,
 )
 from paperwatch.settings import Settings, load_settings
 from paperwatch.writer_lock import holds_writer_lock
@@ -58,31 +61,43 @@ class ReportOutcome:
     email: SendOutcome | None = None
     pending_sent: tuple[SendOutcome, ...] = ()
     pending_failed: tuple[str, ...] = ()
+    #: The messages of readers with topics (``smtp.readers``), one per reader.
+    reader_emails: tuple[SendOutcome, ...] = ()
+    #: Readers (or ``None``: the plain recipients) whose message of the week was sent before.
+    already_sent: tuple[str | None, ...] = ()
 
 
 @task(name="render-report", cache_policy=NO_CACHE)
-def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str, int]]:
-    """Collect the week's data and render it (read-only on the database)."""
-    if not settings.database.is_file():
-        raise FileNotFoundError(
-            f"{settings.database} does not exist: nothing was ingested there "
-            "(run `paperwatch ingest`, or check --database)"
-        )
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        data = collect_report(con, week, settings)
+def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str, int], ReportData]:
+    """Collect the week's data and render it (stores the week's trending terms and related
+    papers)."""
+    data = collect_week(settings, week)
     figures = {
         k: int(data.figures[k]) for k in ("new_papers", "exact_duplicates", "near_duplicates")
     }
-    return render_report(data), figures
+    return render_report(data), figures, data
+
+
+@task(name="render-reader-reports", cache_policy=NO_CACHE)
+def render_reader_reports(settings: Settings, data: ReportData) -> list[tuple[str, RenderedReport]]:
+    """One render per reader of ``smtp.readers``: the week's report starting with the
+    papers matching the reader's topics. Returns ``(address, report)`` in settings order."""
+    readers = configured_readers(settings.smtp)
+    if not readers:
+        return []
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        matches = [topic_matches(con, data.week, reader.topics) for reader in readers]
+    return [
+        (reader.address, render_report(for_reader(data, reader, found)))
+        for reader, found in zip(readers, matches, strict=True)
+    ]
 
 
 @task(name="write-report", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def write_week(settings: Settings, report: RenderedReport) -> tuple[Path, Path]:
-    """Write the report files and record them in ``reports``."""
-    html_path, text_path = write_report(report, settings.report_dir)
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        record_rendered(con, report, html_path, now_utc())
-    return html_path, text_path
+    """Write the report files, record them in ``reports`` and rewrite the archive page
+    (``<report_dir>/index.html``)."""
+    return write_and_record(settings, report, now_utc())
 
 
 # --- server runs: report artifact (see flows/deployments.py) ---
@@ -141,8 +156,10 @@ def weekly_report(
         last_completed_week: with no ``week``, report the week that ended before
             ``as_of`` (what a Monday-morning schedule wants); when false, the week
             containing ``as_of``.
-        send: e-mail the report to ``smtp.recipients`` (default false, so ``make run``
-            never sends). Earlier weeks whose send failed are sent first.
+        send: e-mail the report to ``smtp.recipients`` (one message) and to each reader
+            of ``smtp.readers`` (a message of their own, starting with "For you");
+            default false, so ``make run`` never sends. Earlier weeks whose send failed
+            are sent first.
         dry_run: write the message to ``<report_dir>/<week>.eml`` instead of sending it
             (wins over ``send``; recorded as ``dry_run``, never counts as sent).
         resend: send even if the week was already sent.
@@ -153,7 +170,9 @@ def weekly_report(
     Raises:
         paperwatch.mailer.MailSettingsError: ``send``/``dry_run`` without recipients or
             with a bad sender, before anything is rendered.
-        paperwatch.mailer.AlreadySentError: the week was sent and ``resend`` is false.
+        paperwatch.mailer.AlreadySentError: the week was sent to everyone (every reader
+            and the plain recipients) and ``resend`` is false; when only some were sent
+            before, the others are sent and those listed in ``already_sent``.
         paperwatch.mailer.MailDeliveryError: the week's send failed after the retries
             (recorded as ``failed``; the next run with ``send`` tries it again).
     """
@@ -167,13 +186,16 @@ def weekly_report(
             if last_completed_week
             else iso_week(moment, settings.tz)
         )
-    report, figures = render_week(settings, week)
+    report, figures, data = render_week(settings, week)
     html_path, text_path = write_week(settings, report)
     get_run_logger().info("report of %s written to %s", week, html_path)
-    email: tuple[SendOutcome | None, tuple[SendOutcome, ...], tuple[str, ...]] = (None, (), ())
+    email: EmailOutcomes = (None, (), (), (), ())
     try:
         if send or dry_run:
-            email = email_report(settings, report, moment, dry_run=dry_run, resend=resend)
+            readers = render_reader_reports(settings, data)
+            email = email_report(
+                settings, report, moment, dry_run=dry_run, resend=resend, readers=readers
+            )
     finally:  # the report (and any send) is recorded in `reports`: analysts see it too
         publish_after_run(settings)
     outcome = ReportOutcome(
@@ -222,8 +244,11 @@ def send_week(
     date: datetime,
     dry_run: bool = False,
     resend: bool = False,
+    reader: str | None = None,
 ) -> SendOutcome:
-    """Build the week's message and send it once (or write the ``.eml`` for a dry run).
+    """Build the week's message and send it once (or write the ``.eml`` for a dry run):
+    to the plain recipients, or with ``reader`` (an address of ``smtp.readers``) to that
+    reader only, once per week and reader.
 
     One delivery attempt per task run (``send_report(..., retries=0)``): the task's own
     retries (``smtp.retries``, ``smtp.retry_backoff_s`` doubling) repeat transient
@@ -234,10 +259,14 @@ def send_week(
         MailDeliveryError: the attempt failed (retried only when transient).
     """
     sender, recipients = configured_addresses(settings.smtp)
+    if reader is not None:
+        recipients = [reader]
     message = report_message(report, sender=sender, recipients=recipients, date=date)
     mailer = mailer_for(settings, dry_run=dry_run)
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        outcome = send_report(con, mailer, report.week, message, resend=resend, retries=0)
+        outcome = send_report(
+            con, mailer, report.week, message, resend=resend, retries=0, reader=reader
+        )
     if outcome.status == "failed":
         attempt, attempts = max(1, prefect_task_run.run_count), settings.smtp.retries + 1
         # Only a transient failure is retried: a permanent one never says "1 of 4".
@@ -256,6 +285,26 @@ def list_pending_weeks(settings: Settings) -> list[str]:
         return pending_unsent_weeks(con)
 
 
+#: What :func:`email_report` did: the plain recipients' message of the week, earlier weeks sent now,
+#: earlier weeks that failed again, the readers' messages, and who had it already.
+EmailOutcomes = tuple[
+    SendOutcome | None,
+    tuple[SendOutcome, ...],
+    tuple[str, ...],
+    tuple[SendOutcome, ...],
+    tuple[str | None, ...],
+]
+
+
+def _deliveries(
+    settings: Settings, report: RenderedReport, readers: list[tuple[str, RenderedReport]]
+) -> list[tuple[str | None, RenderedReport]]:
+    """The week's messages: the plain recipients' (when there are any), then one per reader."""
+    _, recipients = configured_addresses(settings.smtp)
+    shared: list[tuple[str | None, RenderedReport]] = [(None, report)] if recipients else []
+    return shared + [(address, own) for address, own in readers]
+
+
 def email_report(
     settings: Settings,
     report: RenderedReport,
@@ -263,23 +312,27 @@ def email_report(
     *,
     dry_run: bool = False,
     resend: bool = False,
-) -> tuple[SendOutcome, tuple[SendOutcome, ...], tuple[str, ...]]:
-    """Send earlier failed weeks, then ``report`` (called inside ``weekly-report``).
+    readers: list[tuple[str, RenderedReport]] | None = None,
+) -> EmailOutcomes:
+    """Send earlier failed weeks, then the week's messages (called inside ``weekly-report``).
 
     Args:
         settings: the run's settings (``smtp``, ``database``, ``report_dir``).
-        report: the week's rendered report.
+        report: the week's rendered report (the plain recipients' message).
         date: the ``Date`` header of the messages (the run's clock).
-        dry_run: write ``<week>.eml`` only; earlier failed weeks are left alone.
+        dry_run: write ``.eml`` files only; earlier failed weeks are left alone.
         resend: send the week even if it was sent (earlier weeks are never resent).
+        readers: ``(address, report)`` of each reader of ``smtp.readers``
+            (:func:`render_reader_reports`); each is sent once per week.
 
     Returns:
-        ``(outcome of the week, outcomes of earlier weeks sent now, earlier weeks that
-        failed again)``. An earlier week failing again is logged, not raised: the next
-        run tries it again.
+        ``(the plain recipients' message's outcome or None, outcomes of earlier weeks sent now, earlier weeks that
+        failed again, the readers' outcomes, who had the week already)``. An earlier week
+        failing again is logged, not raised: the next run tries it again.
 
     Raises:
-        AlreadySentError, MailDeliveryError: from the week's own send.
+        AlreadySentError: every message of the week was sent before (and not ``resend``).
+        MailDeliveryError: a message of the week failed (the others were still sent).
     """
     logger = get_run_logger()
     retries = settings.smtp.retries
@@ -292,20 +345,54 @@ def email_report(
             if earlier == report.week:
                 continue
             logger.info("retrying the report of %s, whose last send failed", earlier)
-            earlier_report, _ = render_week(settings, earlier)
-            try:
-                sent.append(sender(settings, earlier_report, date))
-            except (MailDeliveryError, AlreadySentError) as exc:
-                logger.warning("report of %s still not sent: %s", earlier, exc)
-                failed.append(earlier)
-    outcome = sender(settings, report, date, dry_run=dry_run, resend=resend)
-    if outcome.status == "dry_run":
-        logger.info("dry run: report of %s written to %s", report.week, outcome.path)
-    else:
+            earlier_report, _, earlier_data = render_week(settings, earlier)
+            earlier_readers = render_reader_reports(settings, earlier_data)
+            for reader, message in _deliveries(settings, earlier_report, earlier_readers):
+                try:
+                    sent.append(sender(settings, message, date, reader=reader))
+                except AlreadySentError:
+                    continue  # this reader had it; the failed one is retried
+                except MailDeliveryError as exc:
+                    logger.warning("report of %s still not sent: %s", earlier, exc)
+                    if earlier not in failed:
+                        failed.append(earlier)
+    outcomes: list[tuple[str | None, SendOutcome]] = []
+    already: list[tuple[str | None, AlreadySentError]] = []
+    delivery_errors: list[MailDeliveryError] = []
+    for reader, message in _deliveries(settings, report, readers or []):
+        try:
+            outcome = sender(settings, message, date, dry_run=dry_run, resend=resend, reader=reader)
+        except AlreadySentError as exc:
+            already.append((reader, exc))
+            continue
+        except MailDeliveryError as exc:
+            delivery_errors.append(exc)
+            continue
+        outcomes.append((reader, outcome))
+        if outcome.status == "dry_run":
+            logger.info("dry run: report of %s written to %s", report.week, outcome.path)
+        else:
+            logger.info(
+                "report of %s sent to %s (%s)",
+                report.week,
+                ", ".join(outcome.recipients),
+                outcome.message_id,
+            )
+    if delivery_errors:
+        raise delivery_errors[0]
+    if not outcomes and already:
+        raise already[0][1]
+    for reader, _ in already:
         logger.info(
-            "report of %s sent to %s (%s)",
+            "report of %s was sent to %s before: not sent again",
             report.week,
-            ", ".join(outcome.recipients),
-            outcome.message_id,
+            reader or "the recipients",
         )
-    return outcome, tuple(sent), tuple(failed)
+    first = next((outcome for reader, outcome in outcomes if reader is None), None)
+    return (
+        first,
+        tuple(sent),
+        tuple(failed),
+        tuple(o for reader, o in outcomes if reader is not None),
+        tuple(reader for reader, _ in already),
+    )

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from paperwatch.method_names import find_method_name
+
 # --- LaTeX -----------------------------------------------------------------
 
 #: Macros whose braced argument is the text (formatting only).
@@ -250,80 +252,6 @@ _ABBREVIATIONS = frozenset(
     ]
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
-
-_INTRO = re.compile(
-    r"(?:\b(?:[Ww]e|paper|work|study|article|[Hh]ere)\s+(?:[a-z]+ly\s+|then\s+|also\s+|further\s+)?"
-    r"(?:propose|introduce|present|develop|design|devise|formulate|build|construct|contribute|offer)s?\b"
-    r"|\b(?:by|then)\s+(?:proposing|introducing|presenting|developing|designing))"
-)
-_NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
-_TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
-_ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
-_LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
-#: Longer "names" are runs of capitalised text (titles, tables), not method names.
-_MAX_NAME_CHARS = 60
-_CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
-_STOP = frozenset(
-    [
-        "that",
-        "which",
-        "who",
-        "whose",
-        "where",
-        "when",
-        "whereby",
-        "to",
-        "for",
-        "of",
-        "by",
-        "using",
-        "via",
-        "from",
-        "across",
-        "on",
-        "in",
-        "with",
-        "under",
-        "into",
-        "based",
-        "while",
-        "and",
-        "or",
-        "as",
-        "at",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "can",
-    ]
-)
-_GENERIC_NAMES = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "novel",
-        "new",
-        "we",
-        "this",
-        "our",
-        "it",
-        "its",
-        "these",
-        "method",
-        "approach",
-        "framework",
-        "model",
-        "llm",
-        "llms",
-        "in",
-        "to",
-        "for",
-    ]
-)
-
 
 # --- Listed numbers ----------------------------------------------------------
 
@@ -653,88 +581,6 @@ def split_sentences(text: str) -> list[str]:
     if tail:
         sentences.append(tail)
     return sentences
-
-
-def _is_name_token(token: str, macro_names: set[str]) -> bool:
-    bare = token.strip("*\"'“”‘’")
-    if not bare:
-        return False
-    if bare in macro_names:
-        return True
-    return bare[0].isupper() or (bare[0].isdigit() and any(c.isupper() for c in bare))
-
-
-def _name_after(tail: str, macro_names: set[str]) -> str | None:
-    """The method name at the start of ``tail`` (the words after an intro verb), or None."""
-    run: list[str] = []
-    descriptive = False  # a lowercase word was read: only a parenthesised acronym can follow
-    tokens = list(_TOKEN.finditer(tail))
-    for index, token in enumerate(tokens[:40]):
-        paren, punct, word = token.group("paren"), token.group("punct"), token.group("word")
-        if paren is not None:
-            content = paren.strip().strip("*")
-            if _ACRONYM.match(content) and content.lower() not in _GENERIC_NAMES:
-                return content
-            if run:
-                break
-            continue
-        if punct is not None:
-            break
-        assert word is not None
-        if _is_name_token(word, macro_names):
-            if descriptive:
-                continue
-            run.append(word)
-            if len(run) > 8:  # a capitalised title or sentence, not a name
-                return None
-            continue
-        lower = word.lower()
-        if run:
-            following = tokens[index + 1].group("word") if index + 1 < len(tokens) else None
-            if lower in _CONNECTORS and following and _is_name_token(following, macro_names):
-                run.append(word)
-                continue
-            break
-        if lower in _STOP:
-            return None
-        descriptive = True
-    name = " ".join(run).strip("*\"'“”‘’. ")
-    if not name or name.lower() in _GENERIC_NAMES or not 2 <= len(name) <= _MAX_NAME_CHARS:
-        return None
-    return name
-
-
-def find_method_name(
-    abstract: str, macro_names: set[str] | None = None, sentences: list[str] | None = None
-) -> str | None:
-    """The name an abstract introduces for its method, or None.
-
-    Looks, sentence by sentence, for an introducing phrase ("we propose",
-    "we introduce", "this paper presents", "by introducing") and reads the name
-    after it: a naming word ("called Ha-FCL", "termed GEAM") wins; else a
-    parenthesised acronym ("Heterogeneous Judge-Aware (HJA) ranking" → HJA); else
-    the run of capitalised words right after the verb, skipping an article
-    ("we introduce Graph Cascades," → Graph Cascades). ``macro_names`` (from
-    :func:`strip_markup`) lets a lowercase unknown macro such as ``\\hsco{}`` count
-    as a name. Generic words ("a", "novel", "framework") are never returned.
-    ``sentences``, when given, must be ``split_sentences(abstract)`` (saves splitting twice).
-    """
-    names = macro_names or set()
-    for sentence in split_sentences(abstract) if sentences is None else sentences:
-        for intro in _INTRO.finditer(sentence):
-            tail = sentence[intro.end() :]
-            naming = _NAMING.search(tail[:300])
-            if naming:
-                named = _name_after(tail[naming.end() :], names)
-                if named:
-                    return named
-            words = tail.split()
-            while words and words[0].lower() in _LEAD_SKIP:
-                words = words[1:]
-            name = _name_after(" ".join(words), names)
-            if name:
-                return name
-    return None
 
 
 _CJK_CHAR = re.compile(rf"[{_CJK}]")

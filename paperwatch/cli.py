@@ -45,6 +45,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: paragraphs are re-wrapped to the terminal (80 columns reads well),
+    # and flags show no "<bool>" metavar, as rich's panels did.
+    rich_markup_mode=None,
 )
 
 FolderOption = Annotated[
@@ -75,6 +78,7 @@ AsOfOption = Annotated[
     str | None,
     typer.Option(
         "--as-of",
+        metavar="<date>",
         help="ISO 8601 date or date-time used as 'now' (e.g. 2026-11-23T09:00; without an offset "
         "it is read in the configured time zone). Decides the ISO week new papers belong to. "
         "[default: the current time]",
@@ -93,6 +97,7 @@ WeekOption = Annotated[
     typer.Option(
         "--week",
         "-w",
+        metavar="<week>",
         help="ISO week to report, e.g. 2026-W48. [default: the week of --as-of]",
         show_default=False,
     ),
@@ -744,9 +749,15 @@ def _print_email(outcome: object) -> None:
         )
     for week in outcome.pending_failed:
         typer.echo(f"the report of {week} is still not sent (its send failed again)")
-    email = outcome.email
-    if email is None:
-        return
+    for reader in outcome.already_sent:
+        who = reader or "the recipients"
+        typer.echo(f"{who}: the report of {outcome.week} was sent before; not sent again")
+    for email in (outcome.email, *outcome.reader_emails):
+        if email is not None:
+            _print_send(email)
+
+
+def _print_send(email: Any) -> None:
     if email.status == "dry_run":
         size = email.path.stat().st_size if email.path else 0
         typer.echo(
@@ -773,15 +784,17 @@ def report(
         bool,
         typer.Option(
             "--send",
-            help="E-mail the report to smtp.recipients (PAPERWATCH_SMTP__RECIPIENTS). A week "
-            "is sent once; earlier weeks whose send failed are sent first.",
+            help="E-mail the report to smtp.recipients (one message) and to each reader of "
+            "smtp.readers (a message of their own, starting with the papers on their topics). "
+            "A week is sent once per reader; earlier weeks whose send failed are sent first.",
         ),
     ] = False,
     dry_run: Annotated[
         bool,
         typer.Option(
             "--dry-run",
-            help="Write the message to <report-dir>/<week>.eml instead of sending it.",
+            help="Write the message to <report-dir>/<week>.eml (a reader's to "
+            "<week>.for-<address>.eml) instead of sending it.",
         ),
     ] = False,
     resend: Annotated[
@@ -790,6 +803,9 @@ def report(
     ] = False,
 ) -> None:
     """Render the weekly report (HTML, plain text, CSV of new papers) into the report folder.
+
+    Each run also rewrites the archive page, <report-dir>/index.html, listing every
+    week with its figures and links.
 
     The report covers one ISO week in the configured time zone: by default the
     week containing --as-of (the current week). Rendering a week twice from the
@@ -969,16 +985,21 @@ def quarantine_list(
 @quarantine_app.command("release")
 def quarantine_release(
     quarantine_id: Annotated[
-        int, typer.Argument(help="The #id shown by `paperwatch quarantine list`.")
+        int,
+        typer.Argument(metavar="ID", help="The #id shown by `paperwatch quarantine list`."),
     ],
     by: Annotated[
         str | None,
         typer.Option(
-            "--by", help="Who approves the release. [default: the login name]", show_default=False
+            "--by",
+            metavar="<name>",
+            help="Who approves the release. [default: the login name]",
+            show_default=False,
         ),
     ] = None,
     note: Annotated[
-        str | None, typer.Option("--note", help="Why the entry is fine after all.")
+        str | None,
+        typer.Option("--note", metavar="<text>", help="Why the entry is fine after all."),
     ] = None,
     database: DatabaseOption = None,
     as_of: AsOfOption = None,
@@ -1121,6 +1142,7 @@ def sql(
         str | None,
         typer.Option(
             "--snapshot",
+            metavar="<path>",
             help="The snapshot file (default: setting snapshot, <database name>.read.duckdb "
             "beside the database).",
             show_default=False,
@@ -1194,10 +1216,17 @@ def serve(
     report_dir: ReportDirOption = None,
     limit: Annotated[
         int | None,
-        typer.Option(help="Most flow runs this process executes at once. [default: no limit]"),
+        typer.Option(
+            metavar="<n>", help="Most flow runs this process executes at once. [default: no limit]"
+        ),
     ] = None,
     log_level: Annotated[
-        str, typer.Option(help="Level of the runs' logs sent to the server (the UI).")
+        str,
+        typer.Option(
+            metavar="<level>",
+            help="Level of the runs' logs sent to the server (the UI): DEBUG, INFO, WARNING "
+            "or ERROR.",
+        ),
     ] = "INFO",
 ) -> None:
     """Serve the ingest-listings and weekly-report deployments from this process.
@@ -1231,14 +1260,17 @@ def watch(
     quiet_period: Annotated[
         float | None,
         typer.Option(
+            metavar="<seconds>",
             help="Seconds a file's size and mtime must stay unchanged before it is read. "
-            "[default: schedule.watch_quiet_period_s, 2]",
+            "[default: 2, setting schedule.watch_quiet_period_s]",
             show_default=False,
         ),
     ] = None,
     max_wait: Annotated[
         float,
-        typer.Option(help="Seconds settled files wait for others still being written."),
+        typer.Option(
+            metavar="<seconds>", help="Seconds settled files wait for others still being written."
+        ),
     ] = 30.0,
     local: Annotated[
         bool,

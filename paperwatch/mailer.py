@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from email import errors, policy
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.utils import format_datetime
+from email.utils import format_datetime, parseaddr
 from pathlib import Path
 from typing import Literal, Protocol, cast
 
@@ -52,7 +52,7 @@ from pydantic import SecretStr
 
 from paperwatch.db import query
 from paperwatch.email_safety import MAX_HTML_BYTES, check_email_safety, keep_media_rules
-from paperwatch.settings import Settings, SmtpSettings
+from paperwatch.settings import Reader, Settings, SmtpSettings
 
 log = logging.getLogger(__name__)
 
@@ -196,35 +196,61 @@ class MailSettingsError(ValueError):
 
 
 def configured_addresses(smtp: SmtpSettings) -> tuple[str, list[str]]:
-    """Check ``smtp.sender`` and ``smtp.recipients`` before anything is rendered or sent.
+    """Check ``smtp.sender``, ``smtp.recipients`` and ``smtp.readers`` before anything is
+    rendered or sent.
 
     Args:
         smtp: ``Settings.smtp``.
 
     Returns:
-        ``(sender, recipients)`` in canonical form (see :func:`validate_address`).
+        ``(sender, recipients)`` in canonical form (see :func:`validate_address`): the
+        plain recipients, who share one message. A reader of ``smtp.readers`` is left out
+        of them (they get a message of their own, :func:`configured_readers`), so nobody
+        gets the week twice.
 
     Raises:
-        MailSettingsError: no recipient is configured, or the sender or a recipient is not
-            a valid address; the message names the setting to fix (``smtp.recipients`` in
-            ``paperwatch.toml`` or ``PAPERWATCH_SMTP__RECIPIENTS``, ``smtp.sender`` or
-            ``PAPERWATCH_SMTP__SENDER``).
+        MailSettingsError: neither a recipient nor a reader is configured, or the sender, a
+            recipient or a reader is not a valid address; the message names the setting
+            to fix (``smtp.recipients`` in ``paperwatch.toml`` or
+            ``PAPERWATCH_SMTP__RECIPIENTS``, ``smtp.sender`` or ``PAPERWATCH_SMTP__SENDER``).
         HeaderInjectionError: an address contains a line break or control character.
     """
-    if not smtp.recipients:
+    if not smtp.recipients and not smtp.readers:
         raise MailSettingsError(
             "no recipients configured: set smtp.recipients in paperwatch.toml "
             '(recipients = ["reader@example.org"]) or the environment variable '
-            "PAPERWATCH_SMTP__RECIPIENTS (a JSON list: '[\"reader@example.org\"]')"
+            "PAPERWATCH_SMTP__RECIPIENTS (a JSON list: '[\"reader@example.org\"]'), "
+            "or add readers with topics ([[smtp.readers]])"
         )
     fix_sender = "set smtp.sender in paperwatch.toml or PAPERWATCH_SMTP__SENDER"
     fix_recipients = "fix smtp.recipients in paperwatch.toml or PAPERWATCH_SMTP__RECIPIENTS"
     sender = _checked_address(smtp.sender, "sender", fix_sender)
+    readers = {parseaddr(reader.address)[1].lower() for reader in configured_readers(smtp)}
     recipients = [
         _checked_address(value, f"recipient {i + 1}", fix_recipients)
         for i, value in enumerate(smtp.recipients)
     ]
-    return sender, recipients
+    return sender, [r for r in recipients if parseaddr(r)[1].lower() not in readers]
+
+
+def configured_readers(smtp: SmtpSettings) -> list[Reader]:
+    """The readers of ``smtp.readers`` with their addresses in canonical form, in order;
+    a reader listed twice keeps the first entry.
+
+    Raises:
+        MailSettingsError: an address is not valid (names ``smtp.readers``).
+        HeaderInjectionError: an address contains a line break or control character.
+    """
+    fix = "fix the address of [[smtp.readers]] in paperwatch.toml"
+    readers: list[Reader] = []
+    seen: set[str] = set()
+    for i, reader in enumerate(smtp.readers):
+        address = _checked_address(reader.address, f"reader {i + 1}", fix)
+        key = parseaddr(address)[1].lower()
+        if key not in seen:
+            seen.add(key)
+            readers.append(reader.model_copy(update={"address": address}))
+    return readers
 
 
 def _checked_address(value: str, field_name: str, fix: str) -> str:
@@ -239,7 +265,7 @@ def _checked_address(value: str, field_name: str, fix: str) -> str:
 # --------------------------------------------------------------------- content
 
 
-def inline_css(html: str) -> str:
+def inline_css(html: str, *, relative_links: bool = False) -> str:
     """Inline a document's CSS for email and keep only ``@media`` rules in a ``<style>`` block.
 
     Uses css-inline (``CSSInliner(keep_style_tags=False, keep_at_rules=True,
@@ -253,6 +279,8 @@ def inline_css(html: str) -> str:
 
     Args:
         html: a full HTML document (``<html>...``), as rendered.
+        relative_links: accept relative links (``<a href="2026-W48.html">``): for a page
+            that sits beside the files it links (the archive page), never for a message.
 
     Returns:
         The inlined document. Deterministic: the same input gives the same string.
@@ -278,6 +306,8 @@ def inline_css(html: str) -> str:
 
     inlined = re.sub(r"(<style\b[^>]*>)(.*?)</style>", _filter, inlined, flags=re.S | re.I)
     problems = check_email_safety(inlined, max_bytes=None)
+    if relative_links:
+        problems = [p for p in problems if "with a relative URL" not in p]
     if problems:
         raise UnsafeHtmlError(problems)
     return inlined
@@ -523,8 +553,11 @@ class Mailer(Protocol):
     @property
     def transport(self) -> str: ...
 
-    def send(self, message: EmailMessage, *, week: str) -> dict[str, str]:
-        """Deliver ``message`` (about ``week``).
+    def send(
+        self, message: EmailMessage, *, week: str, reader: str | None = None
+    ) -> dict[str, str]:
+        """Deliver ``message`` (about ``week``; for one reader of ``smtp.readers``, or,
+        with ``reader`` None, the plain recipients).
 
         Returns:
             Recipients the server refused while accepting the others
@@ -558,19 +591,26 @@ class EmlFolderMailer:
     def transport(self) -> str:
         return f"eml:{self.folder}"
 
-    def path_for(self, week: str) -> Path:
-        """The file a message about ``week`` is written to."""
+    def path_for(self, week: str, reader: str | None = None) -> Path:
+        """The file a message about ``week`` is written to: ``<week>.eml``, or for a reader
+        ``<week>.for-<address, lowercase, characters other than letters, digits, ``.``,
+        ``-``, ``_`` and ``@`` as ``_``>.eml`` (``2026-W48.for-ann@example.org.eml``)."""
         if not _WEEK.match(week):
             raise ValueError(f"week {week!r} is not an ISO week like 2026-W48")
-        return self.folder / f"{week}.eml"
+        if reader is None:
+            return self.folder / f"{week}.eml"
+        slug = re.sub(r"[^a-z0-9.@_-]", "_", parseaddr(reader)[1].lower() or reader.lower())
+        return self.folder / f"{week}.for-{slug[:100]}.eml"
 
-    def send(self, message: EmailMessage, *, week: str) -> dict[str, str]:
-        """Write ``message`` to :meth:`path_for` ``(week)``; returns ``{}``.
+    def send(
+        self, message: EmailMessage, *, week: str, reader: str | None = None
+    ) -> dict[str, str]:
+        """Write ``message`` to :meth:`path_for` ``(week, reader)``; returns ``{}``.
 
         Raises:
             MailDeliveryError: the file could not be written (not transient).
         """
-        path = self.path_for(week)
+        path = self.path_for(week, reader)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".eml.tmp{os.getpid()}")
@@ -628,8 +668,11 @@ class SmtpMailer:
             return smtplib.SMTP_SSL(s.host, s.port, timeout=s.timeout_s, context=context)
         return smtplib.SMTP(s.host, s.port, timeout=s.timeout_s)
 
-    def send(self, message: EmailMessage, *, week: str) -> dict[str, str]:
-        """Connect, secure, log in if configured, send ``message``, quit.
+    def send(
+        self, message: EmailMessage, *, week: str, reader: str | None = None
+    ) -> dict[str, str]:
+        """Connect, secure, log in if configured, send ``message``, quit (``reader`` only
+        names the message in logs; the envelope is the message's ``To``).
 
         Returns:
             Refused recipients (``{address: "550 ..."}``) when the server accepted others.
@@ -845,8 +888,13 @@ def send_report(
     backoff_s: float = 2.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], datetime] = _utcnow,
+    reader: str | None = None,
 ) -> SendOutcome:
     """Send the report of ``week`` at most once, retrying transient failures; record it.
+
+    "Once" is per week and reader: the message of one reader of ``smtp.readers``
+    (``reader``, their address) is recorded with ``reports.reader`` set, the message to
+    the plain recipients with it null, and each is refused again on its own.
 
     Before the first attempt a ``sending`` row is inserted in ``reports``; it becomes
     ``sent`` (with recipients, Message-ID, SHA-256 of the HTML part and of the message,
@@ -876,6 +924,8 @@ def send_report(
         retries: extra attempts after the first for transient failures (>= 0).
         backoff_s: first wait between attempts, in seconds; doubles each time.
         sleep, clock: injectable for tests (``clock`` returns an aware UTC datetime).
+        reader: the reader this message is for (canonical address), or None for the
+            message to the plain recipients.
 
     Returns:
         A :class:`SendOutcome`; ``status == "failed"`` when every attempt failed
@@ -890,7 +940,7 @@ def send_report(
         raise ValueError(f"week {week!r} is not an ISO week like 2026-W48")
     if retries < 0:
         raise ValueError("retries must be >= 0")
-    history = query(con, "report_sends", week=week)
+    history = query(con, "report_sends", week=week, reader=reader)
     sent = [row for row in history if row["kind"] == "sent"]
     interrupted = history[-1] if history and history[-1]["kind"] == "sending" else None
     previously_sent_at = sent[-1]["happened_at"] if sent else None
@@ -920,7 +970,7 @@ def send_report(
     message_id = str(message["Message-ID"])
 
     if mailer.dry_run:
-        dry_refused = mailer.send(message, week=week)
+        dry_refused = mailer.send(message, week=week, reader=reader)
         path = getattr(mailer, "last_path", None)
         row = query(
             con,
@@ -933,6 +983,7 @@ def send_report(
             message_id=message_id,
             transport=mailer.transport,
             at=clock(),
+            reader=reader,
         )
         log.info("dry run of the report of %s written via %s", week, mailer.transport)
         return SendOutcome(
@@ -952,6 +1003,7 @@ def send_report(
         transport=mailer.transport,
         resend=resend,
         started_at=started,
+        reader=reader,
     )[0]["report_id"]
 
     attempts = 0
@@ -961,7 +1013,7 @@ def send_report(
     while True:
         attempts += 1
         try:
-            refused = mailer.send(message, week=week)
+            refused = mailer.send(message, week=week, reader=reader)
             error = None
             break
         except MailDeliveryError as exc:

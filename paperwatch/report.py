@@ -16,11 +16,13 @@ beside the report.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import parseaddr
 from functools import cache
@@ -31,12 +33,13 @@ import duckdb
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from paperwatch import __version__, db
-from paperwatch.clock import parse_week, week_days
+from paperwatch.clock import now_utc, parse_week, week_days
 from paperwatch.dedup import word_diff
 from paperwatch.email_safety import MAX_HTML_BYTES
 from paperwatch.mailer import Attachment, build_message, inline_css, subject_for
+from paperwatch.related import related_earlier_papers, store_related_papers
 from paperwatch.resources import resource_dir
-from paperwatch.settings import Settings
+from paperwatch.settings import Reader, Settings
 from paperwatch.trending import trending_terms_for_week
 
 #: Rows listed per list (new papers, repeated papers) before "and N more". The rest are
@@ -51,6 +54,14 @@ HTML_BUDGET_BYTES = 90_000
 #: First sentences longer than this (characters) are cut with "…" in the report; the CSV
 #: has them whole.
 MAX_SENTENCE_CHARS = 320
+
+_BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
+
+#: Papers listed in a reader's "For you" section at most; the rest are counted.
+MAX_FOR_YOU = 20
+
+#: File name of the archive page in the report folder.
+ARCHIVE_NAME = "index.html"
 
 #: Columns of the new-papers CSV, in order.
 NEW_PAPERS_CSV_COLUMNS = (
@@ -80,6 +91,15 @@ class ReportData:
     )
     sections: dict[str, Any] = field(default_factory=dict)
     near_threshold: float = 0.8
+    #: Related earlier papers by new paper_id (rows of ``report_related.sql``, by rank).
+    related: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: A reader's "For you" section (:func:`for_reader`), or None in the shared report.
+    for_you: dict[str, Any] | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when no listing file was first seen in the week ("no new listings")."""
+        return not self.figures.get("files") and not self.new_papers
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +134,9 @@ def collect_report(
 
     Args:
         con: a connection; read-write when ``persist`` (the week's trending terms are
-            then stored in ``trending_terms``).
+            then stored in ``trending_terms`` and its related earlier papers in
+            ``related_papers``, :mod:`paperwatch.related`); read-only computes both
+            without storing them.
         week: ISO week ``YYYY-Www``.
         settings: the time zone the weeks were computed in, and the trending settings.
 
@@ -124,6 +146,14 @@ def collect_report(
     parse_week(week)
     monday, sunday = week_days(week)
     figures = db.query(con, "report_figures", week=week)[0]
+    if persist:
+        store_related_papers(con, week, related_earlier_papers(con, week), now_utc())
+        shown = db.query(con, "report_related", week=week)
+    else:
+        shown = _related_rows(con, week)
+    related: dict[str, list[dict[str, Any]]] = {}
+    for row in shown:
+        related.setdefault(row["paper_id"], []).append(row)
     return ReportData(
         week=week,
         monday=monday.isoformat(),
@@ -136,11 +166,135 @@ def collect_report(
         quality={
             "suites": db.query(con, "report_data_quality", week=week),
             "quarantined": db.query(con, "report_quarantine", week=week),
-            "warnings": db.query(con, "report_warnings"),
+            "warnings": db.query(con, "report_warnings", week=week),
         },
         sections={"trending": trending_terms_for_week(con, week, settings, persist=persist)},
         near_threshold=settings.dedup.threshold,
+        related=related,
     )
+
+
+def _related_rows(con: duckdb.DuckDBPyConnection, week: str) -> list[dict[str, Any]]:
+    """Related papers computed now, without storing them (a read-only connection)."""
+    rows = related_earlier_papers(con, week)
+    if not rows:
+        return []
+    ids = sorted({r["related_id"] for r in rows})
+    shown = {r["paper_id"]: r for r in db.query(con, "papers_by_id", ids=ids)}
+    return [
+        {
+            **r,
+            "method_name": shown[r["related_id"]]["method_name"],
+            "first_sentence": shown[r["related_id"]]["first_sentence"],
+            "week": shown[r["related_id"]]["week"],
+        }
+        for r in rows
+    ]
+
+
+def topic_patterns(topics: Sequence[str]) -> list[str]:
+    """RE2 patterns matching each topic as whole words in lowercase text, spaces matching
+    any white space: ``"federated learning"`` → ``\\bfederated\\s+learning\\b``.
+
+    Args:
+        topics: lowercase topics (:class:`paperwatch.settings.Reader` normalises them).
+
+    Returns:
+        One pattern per topic, same order. Regular-expression characters in a topic are
+        escaped, so a topic is always literal text (``c++`` matches "c++").
+    """
+    patterns: list[str] = []
+    for topic in topics:
+        words = [re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", w) for w in topic.split()]
+        start = r"\b" if re.match(r"\w", topic) else ""
+        end = r"\b" if re.search(r"\w$", topic) else ""
+        patterns.append(start + r"\s+".join(words) + end)
+    return patterns
+
+
+def topic_matches(
+    con: duckdb.DuckDBPyConnection, week: str, topics: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The papers of ``week`` that match ``topics`` (``sql/queries/report_topic_matches.sql``).
+
+    A topic matches a paper when it is one of the paper's extracted terms (any case) or
+    appears in its abstract as whole words. Score: 2 per topic among its terms plus 1 per
+    occurrence in the text.
+
+    Returns:
+        Rows ``{"paper_id", "topics": [matched topics, sorted], "score": int > 0}``, best
+        first; empty without topics.
+    """
+    if not topics:
+        return []
+    return db.query(
+        con,
+        "report_topic_matches",
+        week=week,
+        topics=list(topics),
+        patterns=topic_patterns(topics),
+    )
+
+
+def for_reader(
+    data: ReportData, reader: Reader, matches: Sequence[Mapping[str, Any]]
+) -> ReportData:
+    """A copy of ``data`` whose report starts with ``reader``'s "For you" section.
+
+    Args:
+        data: the week's report data (:func:`collect_report`).
+        reader: the reader (address and topics).
+        matches: :func:`topic_matches` of the reader's topics for ``data.week``.
+
+    Returns:
+        ``data`` with ``for_you = {"address", "topics", "papers", "total"}``: the matching
+        new papers ranked by score, ties in report order, each with ``matched`` (its
+        topics) and ``score``; ``papers`` holds at most :data:`MAX_FOR_YOU`, ``total``
+        counts all. Everything else is shared with ``data`` (not copied).
+    """
+    order = {paper["paper_id"]: index for index, paper in enumerate(data.new_papers)}
+    by_id = {paper["paper_id"]: paper for paper in data.new_papers}
+    ranked = sorted(
+        (m for m in matches if m["paper_id"] in by_id),
+        key=lambda m: (-int(m["score"]), order[m["paper_id"]]),
+    )
+    papers = [
+        {**by_id[m["paper_id"]], "matched": list(m["topics"]), "score": int(m["score"])}
+        for m in ranked[:MAX_FOR_YOU]
+    ]
+    section = {
+        "address": reader.address,
+        "topics": list(reader.topics),
+        "papers": papers,
+        "total": len(ranked),
+    }
+    return dataclasses.replace(data, for_you=section)
+
+
+def source_label(item: Mapping[str, Any]) -> str:
+    """Where an entry was listed, as a reader places it: ``NeurIPS 2026 · listing 002 · #12``.
+
+    Args:
+        item: a row with ``venue``, ``year``, ``sequence_number`` (of the listing file),
+            ``position`` and the file name as ``source_file`` or ``file``.
+
+    Returns:
+        Venue and year when the file's header names them; ``listing NNN`` from the file's
+        sequence number, or the file name without ``.txt`` in quotes when it has none
+        (``listing “digest-nov”``); ``#position``. The file name itself is in the CSV.
+    """
+    parts: list[str] = []
+    if item.get("venue"):
+        parts.append(f"{item['venue']} {item['year']}" if item.get("year") else str(item["venue"]))
+    if item.get("sequence_number") is not None:
+        parts.append(f"listing {int(item['sequence_number']):03d}")
+    else:
+        name = str(item.get("source_file") or item.get("file") or "")
+        stem = re.sub(r"\.txt$", "", name, flags=re.IGNORECASE)
+        if stem:
+            parts.append(f"listing “{printable(stem)[:40]}”")
+    parts.append(f"#{item.get('position')}")
+    return " · ".join(parts)
 
 
 @cache
@@ -162,6 +316,7 @@ def _environment() -> Environment:
     # Word diffs are computed for the rows a report lists only, not for every pair of the week.
     env.globals["word_diff"] = word_diff
     env.filters["url_label"] = url_label
+    env.filters["source"] = source_label
     return env
 
 
@@ -316,6 +471,9 @@ def render_report(
             else:
                 high = middle - 1
     text = _environment().get_template("report.txt.j2").render(_context(data, listed))
+    # One blank line between blocks, however the sections' templates end: a heading then
+    # always has exactly one blank line before it.
+    text = _BLANK_RUNS.sub("\n\n", text)
     return RenderedReport(
         week=data.week,
         html=html,
@@ -404,6 +562,69 @@ def record_rendered(
     )
 
 
+def collect_archive(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """The weeks with a rendered report, newest first, with their figures
+    (``sql/queries/report_archive.sql``: week, new_papers, duplicates (exact + near),
+    files, entries_quarantined, venues, sent_at (UTC) or None)."""
+    return db.query(con, "report_archive")
+
+
+#: Files of a week linked from the archive, by link text.
+_ARCHIVE_FILES = (("html", "{week}.html"), ("text", "{week}.txt"), ("CSV", "{week}-new-papers.csv"))
+
+
+def render_archive(weeks: Sequence[Mapping[str, Any]], present: Collection[str]) -> str:
+    """The archive page: every week with its figures and links to its report files.
+
+    Args:
+        weeks: rows of :func:`collect_archive`, in display order.
+        present: file names that exist beside the page (only those are linked, with
+            relative links: ``2026-W48.html``, ``2026-W48.txt``, ``2026-W48-new-papers.csv``).
+
+    Returns:
+        HTML, CSS inlined, that passes :func:`paperwatch.email_safety.check_email_safety`
+        but for its relative links (the page sits beside the files it lists); the same
+        rows give the same bytes.
+
+    Raises:
+        paperwatch.mailer.UnsafeHtmlError: the template produced unsafe HTML (a bug).
+    """
+    rows: list[dict[str, Any]] = []
+    for week in weeks:
+        monday, sunday = week_days(str(week["week"]))
+        links = {
+            kind: pattern.format(week=week["week"])
+            for kind, pattern in _ARCHIVE_FILES
+            if pattern.format(week=week["week"]) in present
+        }
+        sent = week.get("sent_at")
+        rows.append(
+            {
+                **week,
+                "monday": monday.isoformat(),
+                "sunday": sunday.isoformat(),
+                "sent_at": f"{sent.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if sent else None,
+                "links": links,
+            }
+        )
+    template = _environment().get_template("archive.html.j2")
+    # The only relative links are the week's files, made above; anything else unsafe raises.
+    html = inline_css(template.render(weeks=rows, version=__version__), relative_links=True)
+    return html if html.endswith("\n") else html + "\n"
+
+
+def write_archive(con: duckdb.DuckDBPyConnection, folder: Path) -> Path:
+    """Write ``<folder>/index.html`` (:func:`render_archive` of :func:`collect_archive`),
+    replacing it atomically (temporary file, then rename). Returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    present = {path.name for path in folder.iterdir() if path.is_file()}
+    path = folder / ARCHIVE_NAME
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render_archive(collect_archive(con), present), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
 @dataclass(frozen=True, slots=True)
 class WrittenReport:
     """A week's report written to the report folder (:func:`write_week_report`).
@@ -447,17 +668,9 @@ def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenRep
             from opening or reading the database.
         OSError: the report folder cannot be written.
     """
-    if not settings.database.is_file():
-        raise FileNotFoundError(
-            f"{settings.database} does not exist: nothing was ingested there "
-            "(run `paperwatch ingest`, or check --database)"
-        )
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        data = collect_report(con, week, settings)
+    data = collect_week(settings, week)
     report = render_report(data)
-    html_path, text_path = write_report(report, settings.report_dir)
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        record_rendered(con, report, html_path, at)
+    html_path, text_path = write_and_record(settings, report, at)
     return WrittenReport(
         week,
         html_path,
@@ -467,3 +680,39 @@ def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenRep
         int(data.figures["near_duplicates"]),
         report,
     )
+
+
+def collect_week(settings: Settings, week: str) -> ReportData:
+    """:func:`collect_report` of ``week`` on ``settings.database``, opened as the writer
+    (the week's trending terms and related papers are stored).
+
+    Raises:
+        FileNotFoundError: ``settings.database`` does not exist (nothing was ingested).
+        paperwatch.db.DatabaseLockedError, paperwatch.db.DatabaseDamagedError, duckdb.Error:
+            from opening or reading the database.
+    """
+    if not settings.database.is_file():
+        raise FileNotFoundError(
+            f"{settings.database} does not exist: nothing was ingested there "
+            "(run `paperwatch ingest`, or check --database)"
+        )
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        return collect_report(con, week, settings)
+
+
+def write_and_record(settings: Settings, report: RenderedReport, at: datetime) -> tuple[Path, Path]:
+    """Write ``report``'s files into ``settings.report_dir``, record them in ``reports``
+    (rendered ``at``, aware) and rewrite the archive page ``<report_dir>/index.html``.
+
+    Returns:
+        The HTML and text paths written.
+
+    Raises:
+        OSError: the report folder cannot be written.
+        paperwatch.db.DatabaseLockedError, duckdb.Error: from recording the report.
+    """
+    html_path, text_path = write_report(report, settings.report_dir)
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        record_rendered(con, report, html_path, at)
+        write_archive(con, settings.report_dir)
+    return html_path, text_path

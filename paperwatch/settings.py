@@ -80,6 +80,35 @@ class TrendingSettings(BaseModel):
     )
 
 
+class Reader(BaseModel):
+    """A reader of the report with topics of their own (``[[smtp.readers]]``).
+
+    Each reader gets a message of their own that starts with the week's papers
+    matching their topics ("For you"); the rest of it is the week's report.
+    """
+
+    address: str = Field(description="The reader's mailbox, e.g. ann@example.org.")
+    topics: list[str] = Field(
+        default_factory=list,
+        description='Topics or keywords, e.g. ["diffusion", "federated learning"] '
+        "(case does not matter; matched on the paper's terms and its text).",
+    )
+
+    @field_validator("topics")
+    @classmethod
+    def _clean_topics(cls, value: list[str]) -> list[str]:
+        topics: list[str] = []
+        for topic in value:
+            text = " ".join(str(topic).split()).lower()
+            if not text:
+                raise ValueError("a topic is empty")
+            if len(text) > 100:
+                raise ValueError(f"topic {text[:20]!r}… is longer than 100 characters")
+            if text not in topics:
+                topics.append(text)
+        return topics
+
+
 class SmtpSettings(BaseModel):
     """Where and how the weekly report is sent."""
 
@@ -96,6 +125,10 @@ class SmtpSettings(BaseModel):
     )
     sender: str = "paperwatch@localhost"
     recipients: list[str] = Field(default_factory=list)
+    readers: list[Reader] = Field(
+        default_factory=list,
+        description="Readers with topics: each gets a message of their own (see Reader).",
+    )
     timeout_s: float = Field(default=30.0, gt=0, description="Seconds per SMTP network operation.")
     retries: int = Field(
         default=3,

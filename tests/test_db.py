@@ -158,11 +158,15 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (2,),
             (3,),
             (4,),
+            (6,),
         ]
         # 0003: the list number of each entry (none here).
         assert con.execute("select listed_number from paper_occurrences").fetchall() == [(None,)]
+        # 0006: sends per reader, related earlier papers.
+        assert con.execute("select count(reader) from reports").fetchone() == (0,)
+        assert con.execute("select count(*) from related_papers").fetchone() == (0,)
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (4,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (5,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -101,12 +101,14 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
     html = outcome.html_path.read_text(encoding="utf-8")
     assert (outcome.new_papers, outcome.exact_duplicates) == (54, 3)
     assert "paperwatch — week 2026-W48" in html
-    assert html.count(".txt #") == 54 + 3 * 2  # new papers + both places of each repeat
+    # new papers + both places of each repeat, as a reader places them (file names: CSV)
+    assert html.count("NeurIPS 2026 · listing 00") == 54 + 3 * 2
+    assert ".txt #" not in html
     assert "SpectralKV" in html and "https://anonymous.4open.science/r/spectralKV-2FF7" in html
     assert "<script" not in html.lower()
     text = outcome.text_path.read_text(encoding="utf-8")
     assert (
-        "54 new papers, 3 repeated entries, 0 near-duplicates, 3 listing files, 0 entries quarantined."
+        "54 new papers, 3 duplicates (3 exact, 0 near), 3 listing files, 0 entries quarantined."
         in text
     )
     # Same week, same database: same bytes.

@@ -425,6 +425,7 @@ def test_an_interrupted_send_blocks_until_resend(smtp_server: Server, con):
         transport="smtp://mail.example.org:587 (starttls)",
         resend=False,
         started_at=DATE,
+        reader=None,
     )
     mailer = SmtpMailer(smtp(smtp_server.port))
     with pytest.raises(AlreadySentError, match="never finished: it may have been delivered"):

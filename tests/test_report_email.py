@@ -83,7 +83,7 @@ def html_names(html: str) -> list[str]:
 
 def text_names(text: str) -> list[str]:
     """The paper labels of the plain-text part, in order (new papers, then repeated)."""
-    new = re.findall(r"^\* (.+) \(\S+\.txt #\d+\)$", text, flags=re.M)
+    new = re.findall(r"^\* (.+) \((?:[^()]+ · )?#\d+\)$", text, flags=re.M)
     repeated = re.findall(r"^\* (.+) — listed \d+ times$", text, flags=re.M)
     return new + repeated
 
@@ -144,7 +144,7 @@ def test_weekly_report_is_emailed_once(
     assert [name for name in labels[:54] if name in new] == [n for n in new if n]
     assert sorted(labels[54:]) == repeated == ["SOL-ExecBench", "SOLAR", "SP-CACW"]
     assert (
-        "54 new papers, 3 repeated entries, 0 near-duplicates, 3 listing files, 0 entries quarantined."
+        "54 new papers, 3 duplicates (3 exact, 0 near), 3 listing files, 0 entries quarantined."
         in text
     )
     assert "and 0 more" not in html and " more." not in text

@@ -19,7 +19,8 @@ occurrences as (
     select
         o.paper_id,
         list(
-            {'file_id': f.file_id, 'file': f.name, 'path': f.path, 'position': o.position, 'line': o.line}
+            {'file_id': f.file_id, 'file': f.name, 'path': f.path, 'position': o.position, 'line': o.line,
+             'venue': f.venue, 'year': f.year, 'sequence_number': f.sequence_number}
             order by f.first_seen, f.name, o.position
         ) as occurrences,
         min(f.first_seen) as first_seen

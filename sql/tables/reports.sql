@@ -2,6 +2,7 @@
 -- A send is recorded before the first delivery attempt as kind 'sending' and updated to
 -- 'sent' or 'failed' afterwards, so a process that dies mid-send leaves a 'sending' row:
 -- the week may or may not have been delivered, and only an explicit resend sends it again.
+-- Sends are once per week and reader (migration 0006 added `reader`).
 create sequence if not exists reports_seq start 1;
 create table if not exists reports (
     report_id integer primary key default nextval('reports_seq'),
@@ -17,5 +18,6 @@ create table if not exists reports (
     resend boolean not null default false, -- sent again on purpose (--resend)
     error varchar,                         -- why the last attempt failed; refused recipients
     started_at timestamptz,                -- first delivery attempt
-    happened_at timestamptz not null       -- when the row reached its kind
+    happened_at timestamptz not null,      -- when the row reached its kind
+    reader varchar                         -- a reader's own message (smtp.readers); null: the plain recipients'
 );
