@@ -18,13 +18,13 @@ from paperwatch.parse import decode_listing, parse_listing
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
 from paperwatch.terms import (
+    acronym_aliases,
     document_frequencies,
     extract_terms,
-    frequent_terms,
     generic_terms,
-    score_trending_terms,
     stop_words,
 )
+from paperwatch.trend_stats import score_trending_terms
 from paperwatch.trending import (
     TrendingResult,
     trending_terms_for_week,
