@@ -23,6 +23,7 @@ With ``planted=False`` only the steady and singleton terms are added: nothing ch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,7 @@ def simulate_history(
     vocabulary: int = 6000,
     wobble: float = 0.15,
     week: str = "2027-W10",
+    plants: Mapping[str, tuple[float, float]] | None = None,
 ) -> History:
     """A history of ``baseline_weeks`` + 1 weeks (see the module docstring).
 
@@ -106,6 +108,8 @@ def simulate_history(
         vocabulary: background terms.
         wobble: σ of the log-normal week-to-week factor of each term's rate.
         week: the current ISO week.
+        plants: rates (baseline, this week) replacing those of :data:`PLANTS` for some
+            planted terms, e.g. ``{"fallterm": (0.30, 0.0)}``.
 
     Returns:
         A :class:`History`.
@@ -120,14 +124,15 @@ def simulate_history(
     weeks = [*previous_weeks(week, baseline_weeks), week]
     names = background_terms(vocabulary)
     rates = np.minimum(0.005 * rng.uniform(size=vocabulary) ** (-1 / 1.5), 0.25)
-    plants = {**(PLANTS if planted else {}), **ALWAYS}
+    chosen = {**PLANTS, **(plants or {})}
+    plants_now = {**(chosen if planted else {}), **ALWAYS}
     rows: list[tuple[str, str, int]] = []
     for i, (w, size) in enumerate(zip(weeks, sizes_list, strict=True)):
         last = i == len(weeks) - 1
         factor = np.exp(rng.normal(0.0, wobble, size=vocabulary))
         counts = rng.binomial(size, np.clip(rates * factor, 0.0, 0.95))
         rows += [(t, w, int(c)) for t, c in zip(names, counts, strict=True) if c > 0]
-        for term, (before, now) in plants.items():
+        for term, (before, now) in plants_now.items():
             rate = now if last else before
             if term in ALWAYS:
                 rate *= float(np.exp(rng.normal(0.0, wobble)))

@@ -37,12 +37,22 @@ from paperwatch.terms import generic_terms, stop_words
 #: doi:10.5281/zenodo.7199437.
 GENERIC_ZIPF = 4.5
 
+#: Exact beta-binomial tails are summed for every term with fewer papers than this this week,
+#: and for the others when a normal approximation gives a two-sided p below SCREEN_P.
+SCREEN_COUNT = 50
+SCREEN_P = 0.25
+
 #: Frequency given to a term wordfreq does not know (Zipf 1: once per 10^8 words).
 UNKNOWN_FREQUENCY = 1e-8
 
 #: N of Kilgarriff's keyness ratio (f + N)/(f_ref + N), per million words: 10 favours terms
 #: that are both frequent this week and rare in English (1 would favour the rarest words).
 KEYNESS_SMOOTHING = 10.0
+
+#: Rising and falling terms are ranked by the end of the effect's 95 % interval nearest to
+#: no change (log2 ratio ∓ 1.96 standard errors), so that a term of few papers with a large
+#: but uncertain ratio does not pass one whose large ratio is certain.
+RANK_Z = 1.96
 
 #: Columns of :func:`score_trending_terms`'s result.
 SCORE_COLUMNS = (
@@ -198,7 +208,11 @@ def beta_binomial_p_values(
         baseline_weeks: K, the baseline weeks holding papers (≥ 1).
 
     Returns:
-        (p_up, p_down): P(Y ≥ y) and P(Y ≤ y) per term, float arrays.
+        (p_up, p_down): P(Y ≥ y) and P(Y ≤ y) per term, float arrays, exact on the side of
+        the predictive mean the count is on (the other side is 1). A term with 50 papers or
+        more whose normal approximation gives a two-sided p above 0.25 keeps the
+        approximation (it can never be reported: Benjamini-Hochberg never rejects a p above
+        the FDR, and such p-values do not change the q-values of those it rejects).
     """
     yi = np.asarray(papers_week, dtype=float)
     yj = np.asarray(papers_baseline, dtype=float)
@@ -208,8 +222,21 @@ def beta_binomial_p_values(
     )
     kappa = np.maximum(1.0 / inv - 1.0, 1e-6)
     a, b = p_hat * kappa, (1 - p_hat) * kappa
-    p_up = stats.betabinom.sf(yi - 1, n_week, a, b)
-    p_down = stats.betabinom.cdf(yi, n_week, a, b)
+    # The predictive mean and variance: a normal approximation screens out the terms that
+    # are clearly not significant (two-sided p > 0.25 with 50 papers or more: summing the
+    # exact tail costs time in proportion to the count), whose p-values stay approximate.
+    mean = n_week * p_hat
+    var = n_week * p_hat * (1 - p_hat) * (a + b + n_week) / (a + b + 1)
+    z = (yi - mean) / np.sqrt(np.maximum(var, 1e-12))
+    p_up = stats.norm.sf(z)
+    p_down = stats.norm.cdf(z)
+    exact = (yi < SCREEN_COUNT) | (2 * np.minimum(p_up, p_down) < SCREEN_P)
+    up = exact & (yi >= mean)
+    down = exact & (yi < mean)
+    p_up[up] = stats.betabinom.sf(yi[up] - 1, n_week, a[up], b[up])
+    p_down[up] = 1.0
+    p_down[down] = stats.betabinom.cdf(yi[down], n_week, a[down], b[down])
+    p_up[down] = 1.0
     return np.clip(p_up, 0.0, 1.0), np.clip(p_down, 0.0, 1.0)
 
 
@@ -284,7 +311,9 @@ def score_trending_terms(
     containing it accounts for all but fewer than ``min_support`` of its papers (this week,
     and in the baseline scaled to this week's size): "large language" under "large language
     model". Effect size: log2 ratio of the shares, each smoothed by ½ paper,
-    log2((y_i + ½)/(n_i + 1)) − log2((y_j + ½)/(n_j + 1)).
+    log2((y_i + ½)/(n_i + 1)) − log2((y_j + ½)/(n_j + 1)), with the standard error of a
+    log ratio of proportions (delta method: 1/(y_i + ½) − 1/(n_i + 1) + 1/(y_j + ½) −
+    1/(n_j + 1), plus the wobble τ²(1 + 1/K), over ln 2).
 
     Args:
         week_df: columns ``term`` (str), ``papers`` (int): papers of this week with the term.
@@ -298,8 +327,9 @@ def score_trending_terms(
 
     Returns:
         Reported terms, columns :data:`SCORE_COLUMNS`: term, kind ('new' | 'rising' |
-        'falling'), rank (1-based per kind: new by share this week, rising by log2_ratio
-        descending, falling by log2_ratio ascending; then q-value, then term), papers_week,
+        'falling'), rank (1-based per kind: new by share this week; rising and falling by
+        the end of the log2_ratio's 95 % interval nearest to 0, largest change first — see
+        :data:`RANK_Z`; then q-value, then term), papers_week,
         papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value,
         q_value (Float64). Rows: new, then rising, then falling. Deterministic.
 
@@ -323,29 +353,45 @@ def score_trending_terms(
         pl.col("papers_week", "papers_baseline").fill_null(0)
     )
     tested = _with_support(both, n_week, n_baseline, min_support).sort("term")
+    weeks_with_papers = sum(1 for n in baseline_sizes.values() if n > 0)
     p_up, p_down = beta_binomial_p_values(
         tested["papers_week"].to_numpy(),
         tested["papers_baseline"].to_numpy(),
         n_week,
         n_baseline,
         dispersion,
-        sum(1 for n in baseline_sizes.values() if n > 0),
+        weeks_with_papers,
     )
     p_two = np.minimum(1.0, 2 * np.minimum(p_up, p_down))
     q = benjamini_hochberg(p_two)
     yi, yj = pl.col("papers_week"), pl.col("papers_baseline")
-    scored = tested.with_columns(
-        p_value=pl.Series(p_two, dtype=pl.Float64),
-        q_value=pl.Series(q, dtype=pl.Float64),
-        rate_week=yi / n_week,
-        rate_baseline=yj / n_baseline,
-        log2_ratio=((yi + 0.5) / (n_week + 1)).log(2) - ((yj + 0.5) / (n_baseline + 1)).log(2),
-    ).with_columns(
-        kind=pl.when(pl.col("rate_week") <= pl.col("rate_baseline"))
-        .then(pl.lit("falling"))
-        .when(yj == 0)
-        .then(pl.lit("new"))
-        .otherwise(pl.lit("rising"))
+    scored = (
+        tested.with_columns(
+            p_value=pl.Series(p_two, dtype=pl.Float64),
+            q_value=pl.Series(q, dtype=pl.Float64),
+            rate_week=yi / n_week,
+            rate_baseline=yj / n_baseline,
+            log2_ratio=((yi + 0.5) / (n_week + 1)).log(2) - ((yj + 0.5) / (n_baseline + 1)).log(2),
+            _log2_se=(
+                1 / (yi + 0.5)
+                - 1 / (n_week + 1)
+                + 1 / (yj + 0.5)
+                - 1 / (n_baseline + 1)
+                + dispersion * (1 + 1 / max(weeks_with_papers, 1))
+            ).sqrt()
+            / math.log(2),
+        )
+        .with_columns(
+            _log2_bound=pl.col("log2_ratio")
+            - pl.col("log2_ratio").sign() * RANK_Z * pl.col("_log2_se"),
+        )
+        .with_columns(
+            kind=pl.when(pl.col("rate_week") <= pl.col("rate_baseline"))
+            .then(pl.lit("falling"))
+            .when(yj == 0)
+            .then(pl.lit("new"))
+            .otherwise(pl.lit("rising"))
+        )
     )
     reported = scored.filter(
         (pl.col("q_value") <= fdr)
@@ -357,14 +403,14 @@ def score_trending_terms(
 
 
 def rank_trends(reported: pl.DataFrame) -> pl.DataFrame:
-    """Order and rank rows of :func:`score_trending_terms` (see there); columns
-    :data:`SCORE_COLUMNS`."""
+    """Order and rank rows of :func:`score_trending_terms` (see there); needs its
+    ``_log2_bound`` column; returns columns :data:`SCORE_COLUMNS`."""
     order = (
         pl.when(pl.col("kind") == "new")
         .then(-pl.col("rate_week"))
         .when(pl.col("kind") == "rising")
-        .then(-pl.col("log2_ratio"))
-        .otherwise(pl.col("log2_ratio"))
+        .then(-pl.col("_log2_bound"))
+        .otherwise(pl.col("_log2_bound"))
     )
     kind_order = pl.col("kind").replace_strict({"new": 0, "rising": 1, "falling": 2})
     return (
