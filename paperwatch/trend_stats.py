@@ -21,7 +21,8 @@ term's share, with the false discovery rate controlled over the terms tested.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 import numpy as np
@@ -41,6 +42,8 @@ GENERIC_ZIPF = 4.5
 #: and for the others when a normal approximation gives a two-sided p below SCREEN_P.
 SCREEN_COUNT = 50
 SCREEN_P = 0.25
+
+_WORD_RE = re.compile(r"[\w][\w'’-]*")
 
 #: Frequency given to a term wordfreq does not know (Zipf 1: once per 10^8 words).
 UNKNOWN_FREQUENCY = 1e-8
@@ -644,3 +647,33 @@ def merge_same_papers(
         .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(by))
     )
     return kept.select(*rows.columns, "also")
+
+
+def sentence_with_term(abstract: str, terms: Sequence[str]) -> str | None:
+    """The first sentence of ``abstract`` that uses one of ``terms`` (a term, the terms shown
+    with it, the acronyms standing for it), so that an example says why it is listed.
+
+    A sentence uses a term when each of its words is in the sentence, ignoring case, as a
+    word or the start of one at most three letters longer ("model" in "models", "LLM" in
+    "LLMs"); a term without spaces in CJK script when it is a substring. Sentences are split
+    by :func:`paperwatch.clean.split_sentences`.
+
+    Returns:
+        The sentence, or None when no sentence uses any of them.
+    """
+    from paperwatch.clean import split_sentences
+
+    wanted = [t for t in terms if t]
+    for sentence in split_sentences(abstract):
+        lowered = sentence.lower()
+        tokens = _WORD_RE.findall(lowered)
+        for term in wanted:
+            words = term.lower().split(" ")
+            if len(words) == 1 and not words[0].isascii() and words[0] in lowered:
+                return sentence
+            if all(
+                any(t == w or (t.startswith(w) and len(t) - len(w) <= 3) for t in tokens)
+                for w in words
+            ):
+                return sentence
+    return None

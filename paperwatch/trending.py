@@ -34,6 +34,7 @@ from paperwatch.trend_stats import (
     log2_label,
     merge_same_papers,
     score_trending_terms,
+    sentence_with_term,
     weekly_shares,
 )
 
@@ -49,11 +50,14 @@ KINDS = ("new", "rising", "falling", "distinctive")
 
 @dataclass(frozen=True, slots=True)
 class ExamplePaper:
-    """A paper of the week that uses a term: its id, method name (or None), first sentence."""
+    """A paper of the week that uses a term: its id, method name (or None), first sentence,
+    and ``sentence``, its first sentence that uses the term (the first sentence when none
+    does, :func:`paperwatch.trend_stats.sentence_with_term`)."""
 
     paper_id: str
     method_name: str | None
     first_sentence: str
+    sentence: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +386,7 @@ def _examples(
     terms: list[str],
     per_term: int,
     aliases: dict[str, str],
+    also: dict[str, tuple[str, ...]],
 ) -> dict[str, tuple[ExamplePaper, ...]]:
     if not terms or per_term <= 0:
         return {}
@@ -389,9 +394,15 @@ def _examples(
         read_sql("queries", "term_examples"),
         {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)},
     )
+    names = {term: [term, *also.get(term, ())] for term in terms}
+    for acronym, canonical in aliases.items():
+        names.setdefault(canonical, [canonical]).append(acronym)
     found: dict[str, list[ExamplePaper]] = {}
-    for term, paper_id, method_name, first_sentence in cursor.fetchall():
-        found.setdefault(term, []).append(ExamplePaper(paper_id, method_name, first_sentence))
+    for term, paper_id, method_name, first_sentence, abstract in cursor.fetchall():
+        sentence = sentence_with_term(abstract or "", names.get(term, [term])) or first_sentence
+        found.setdefault(term, []).append(
+            ExamplePaper(paper_id, method_name, first_sentence, sentence)
+        )
     return {term: tuple(papers) for term, papers in found.items()}
 
 
@@ -498,7 +509,9 @@ def trending_terms_for_week(
         shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
 
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
-    examples = _examples(con, week, terms, cfg.examples_per_term, aliases)
+    also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
+    per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
+    examples = _examples(con, week, terms, per_term, aliases, also)
     histories = _histories(con, terms, chart_weeks, sizes, aliases)
     rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
     result = TrendingResult(

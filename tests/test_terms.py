@@ -327,6 +327,11 @@ def test_planted_phrase_rises_first(settings: Settings) -> None:
     assert [e.paper_id for e in top.examples] == ["w4p000", "w4p001", "w4p002"]
     assert top.examples[1].method_name == "M41"
     assert top.examples[0].first_sentence.endswith(".")
+    assert [e.sentence for e in top.examples] == [
+        "We study speculative decoding.",
+        "Speculative decoding drafts tokens cheaply.",
+        "Faster speculative decoding helps.",
+    ]
     # A steady term and a single-paper term are not shown; nothing but the planted phrase
     # and the phrases of the three planted sentences no baseline paper has (5 papers each).
     assert [(r.term, r.also) for r in result.new] == [
@@ -402,7 +407,9 @@ def test_partials_render_trends_and_escape(settings: Settings, env: Environment)
     rows[0]["abstract"] = (
         str(rows[0]["abstract"]) + " <script>alert(1)</script> speculative decoding."
     )
-    rows[400]["first_sentence"] = "<b>bold</b> & speculative decoding."
+    rows[400]["abstract"] = str(rows[400]["abstract"]).replace(
+        "We study speculative decoding.", "We study <b>bold</b> & speculative decoding."
+    )
     with writer(settings.database) as con:
         insert_papers(con, rows)
         update_paper_terms(con)
@@ -410,12 +417,13 @@ def test_partials_render_trends_and_escape(settings: Settings, env: Environment)
     html = env.get_template("_trending.html.j2").render(trending=result)
     text = env.get_template("_trending.txt.j2").render(trending=result)
     assert "Rising" in html and "speculative decoding" in html
-    assert "&lt;b&gt;bold&lt;/b&gt; &amp; speculative" in html
+    # The example quotes the sentence that uses the term, escaped.
+    assert "We study &lt;b&gt;bold&lt;/b&gt; &amp; speculative decoding." in html
     assert "<script" not in html and "<svg" not in html.lower()
     assert 'width="100%"' in html and "bgcolor=" in html
     assert "trends start next week" not in html
     assert "  1. speculative decoding — 20 papers, 1.0% -> 20.0%, ×18.1, q < 0.001  [" in text
-    assert "<b>bold</b> & speculative decoding." in text
+    assert "    - We study <b>bold</b> & speculative decoding." in text
 
 
 def test_partials_render_the_first_week_and_an_empty_week(

@@ -1,5 +1,6 @@
 -- Up to $per_term example papers of the ISO week $week for each term of $terms: the papers
--- that use the term most, then by paper_id. An acronym of $acronyms counts as its expansion
+-- that use the term most, then by paper_id, with their abstracts (the report quotes the
+-- sentence that uses the term). An acronym of $acronyms counts as its expansion
 -- in $canonicals (a paper with both is listed once).
 with mapped as (
     select
@@ -33,7 +34,8 @@ select
     r.term,
     p.paper_id,
     p.method_name,
-    p.first_sentence
+    p.first_sentence,
+    p.abstract
 from ranked as r
 inner join papers as p on r.paper_id = p.paper_id
 where r.example_rank <= $per_term and p.first_seen_week = $week
