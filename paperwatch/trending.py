@@ -42,7 +42,7 @@ from paperwatch.trend_stats import (
 CHART_WEEKS = 8
 
 #: Abstracts read at most to find the acronyms the corpus defines (a sample is enough).
-DEFINITION_SAMPLE = 20_000
+DEFINITION_SAMPLE = 2_000
 
 #: The kinds of rows, in the order the report shows them.
 KINDS = ("new", "rising", "falling", "distinctive")
