@@ -8,10 +8,9 @@
 -- $min_support papers this week, or, with a baseline ($n_baseline > 0), a baseline rate that
 -- would give $min_support of the $n_week papers of this week
 -- (paperwatch.trend_stats.score_trending_terms).
-with mapped as (
+with week_rows as (
     select
-        coalesce(($canonicals::varchar[])[list_position($acronyms::varchar[], term)], term)
-            as term,
+        term,
         paper_id,
         first_seen_week as week
     from paper_terms
@@ -20,13 +19,43 @@ with mapped as (
         and (first_seen_week = $week or list_contains($baseline, first_seen_week))
 ),
 
-per_week as (
+-- Terms no alias touches: one row per (paper, term), so count(*) counts papers.
+direct as (
     select
         term,
         week,
-        count(distinct paper_id) as papers
-    from mapped
+        count(*) as papers
+    from week_rows
+    where
+        not list_contains($acronyms::varchar[], term)
+        and not list_contains($canonicals::varchar[], term)
     group by term, week
+),
+
+-- An acronym and its expansion: a paper with both counts once.
+merged as (
+    select
+        canonical as term,
+        week,
+        count(distinct paper_id) as papers
+    from (
+        select
+            coalesce(($canonicals::varchar[])[list_position($acronyms::varchar[], term)], term)
+                as canonical,
+            week,
+            paper_id
+        from week_rows
+        where
+            list_contains($acronyms::varchar[], term)
+            or list_contains($canonicals::varchar[], term)
+    )
+    group by canonical, week
+),
+
+per_week as (
+    select * from direct
+    union all
+    select * from merged
 ),
 
 supported as (
