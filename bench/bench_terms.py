@@ -115,7 +115,7 @@ def main() -> None:
                 print(
                     f"trending_terms_for_week(persist={persist}): {elapsed:.3f} s "
                     f"({result.papers_week:,} papers vs {result.papers_baseline:,} baseline; "
-                    f"{len(result.rising)} rising, {len(result.falling)} falling shown)"
+                    f"{len(result.new)} new, {len(result.rising)} rising, {len(result.falling)} falling shown)"
                 )
 
 

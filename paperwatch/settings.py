@@ -54,7 +54,7 @@ class DedupSettings(BaseModel):
 
 
 class TrendingSettings(BaseModel):
-    """Trending terms (log-odds ratio with an informative Dirichlet prior)."""
+    """Trending terms (beta-binomial test per term, Benjamini-Hochberg FDR; docs/terms.md)."""
 
     baseline_weeks: int = Field(
         default=4, ge=1, le=104, description="Earlier ISO weeks forming the baseline."
@@ -63,17 +63,19 @@ class TrendingSettings(BaseModel):
         default=3, ge=1, description="Papers a term needs this week to be scored."
     )
     top_n: int = Field(
-        default=15, ge=1, le=200, description="Rising and falling terms shown in the report."
+        default=15, ge=1, le=200, description="New, rising and falling terms shown (each)."
     )
-    prior_papers: float = Field(
-        default=100.0,
+    fdr: float = Field(
+        default=0.05,
         gt=0,
-        description="Weight of the informative Dirichlet prior: papers at the pooled rate.",
+        lt=1,
+        description="False discovery rate controlled over the terms tested (Benjamini-Hochberg).",
     )
-    min_z: float = Field(
-        default=1.96,
+    first_week_terms: int = Field(
+        default=10,
         ge=0,
-        description="A term rises/falls only when |z| reaches this (1.96: 5 % two-sided).",
+        le=50,
+        description="Distinctive terms shown in a week without a baseline.",
     )
     examples_per_term: int = Field(
         default=3, ge=0, le=20, description="Papers listed under each term."

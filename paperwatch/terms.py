@@ -31,16 +31,14 @@ Extraction (:func:`extract_terms`) turns clean abstracts (markup already removed
 - *CJK text* (Han, Hiragana, Katakana; no spaces): character bigrams and trigrams of each run,
   except those holding a Chinese function character (的, 了, 是, ...).
 
-Scoring (:func:`score_trending_terms`) compares a week's document frequencies with a baseline
-of earlier weeks by the log-odds ratio with an informative Dirichlet prior of Monroe, Colaresi
-and Quinn (2008); :func:`frequent_terms` lists a week's most frequent terms when there is no
-baseline.
+:func:`acronym_aliases` finds the acronyms a corpus defines, so that a paper writing "LLM"
+bare counts with those writing "large language model". Which terms trend is decided in
+:mod:`paperwatch.trend_stats`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from functools import cache
 from pathlib import Path
 
@@ -550,218 +548,51 @@ def document_frequencies(paper_terms: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _drop_subsumed(scored: pl.DataFrame, count_columns: list[str]) -> pl.DataFrame:
-    """Drop a term when a longer term containing it has the same counts in ``count_columns``.
+def acronym_aliases(papers: pl.DataFrame, acronyms: list[str] | None = None) -> pl.DataFrame:
+    """Acronyms the corpus defines, with the canonical term each one stands for.
 
-    A sub-phrase found in exactly as many papers as a phrase containing it (this week and in
-    the baseline) occurs in exactly those papers, so it says nothing the phrase does not:
-    "continual learning" is dropped when every paper with it has "federated continual
-    learning". Nested-term filtering in the spirit of the C-value of Frantzi, Ananiadou &
-    Mima (2000), "Automatic recognition of multi-word terms", Int. J. Digit. Libr. 3:115-130.
-    """
-    words = pl.col("term").str.split(" ")
-    longer = scored.filter(pl.col("term").str.contains(" ")).select("term", *count_columns, w=words)
-    if longer.height == 0:
-        return scored
-    subs = []
-    for start, size in ((0, 1), (1, 1), (2, 1), (0, 2), (1, 2)):
-        subs.append(
-            longer.filter(
-                (pl.col("w").list.len() >= start + size) & (pl.col("w").list.len() > size)
-            ).select(
-                *count_columns,
-                sub=pl.col("w").list.slice(start, size).list.join(" "),
-            )
-        )
-    redundant = pl.concat(subs).unique()
-    return scored.join(
-        redundant, left_on=["term", *count_columns], right_on=["sub", *count_columns], how="anti"
-    )
-
-
-def score_trending_terms(
-    week_df: pl.DataFrame,
-    baseline_df: pl.DataFrame,
-    n_week: int,
-    n_baseline: int,
-    min_support: int,
-    *,
-    prior_papers: float = 100.0,
-    min_z: float = 1.96,
-) -> pl.DataFrame:
-    """Terms whose share of papers rose or fell this week against a baseline of earlier weeks.
-
-    Method: the log-odds ratio with an informative Dirichlet prior, z-score form, of Monroe,
-    Colaresi & Quinn (2008), "Fightin' Words: Lexical Feature Selection and Evaluation for
-    Identifying the Content of Political Conflict", Political Analysis 16(4):372-403,
-    doi:10.1093/pan/mpn018, section 3.5 (p. 388). Applied to document frequencies: for a
-    term w with y_w papers of the n papers of this week (i) and of the baseline (j), and a
-    prior of α_0 pseudo-papers at the pooled rate π_w = (y_w^i + y_w^j) / (n^i + n^j),
-    α_w = α_0 π_w:
-
-        δ_w = log[(y_w^i + α_w) / (n^i + α_0 − y_w^i − α_w)]
-              − log[(y_w^j + α_w) / (n^j + α_0 − y_w^j − α_w)]        (log-odds ratio)
-        σ²_w ≈ 1/(y_w^i + α_w) + 1/(n^i + α_0 − y_w^i − α_w)
-              + 1/(y_w^j + α_w) + 1/(n^j + α_0 − y_w^j − α_w)         (its variance)
-        z_w = δ_w / σ_w                                                (the score)
-
-    Monroe et al.'s variance keeps only the first and third terms, which dominate when a
-    word is a small share of all words; with document frequencies a term can be in a large
-    share of papers, so the full delta-method variance of the two log-odds is used.
+    Runs the definition rule of :func:`extract_terms` ("Large Language Models (LLMs)",
+    Schwartz & Hearst 2003) over the abstracts, and keeps, per acronym, the canonical
+    expansion most papers define it with, when at least two thirds of the papers defining it
+    agree and the expansion is itself a term (more than three words, or starting/ending with
+    a stop word: no alias). A paper that uses the acronym bare ("LLM") can then be counted
+    with the papers that write or define the expansion: the report does that (see
+    ``sql/queries/term_document_frequencies.sql``).
 
     Args:
-        week_df: columns ``term`` (str) and ``papers`` (int: papers of this week with the
-            term; see :func:`document_frequencies`), one row per term.
-        baseline_df: the same for the baseline weeks together.
-        n_week: papers of this week (all, with or without terms), > 0.
-        n_baseline: papers of the baseline weeks, > 0.
-        min_support: a rising term needs at least this many papers this week; a falling
-            term needs at least this many expected at its baseline rate
-            (rate_baseline × n_week), so one paper can never make a trend.
-        prior_papers: α_0, the prior's weight in papers (more → stronger shrinkage of
-            small counts).
-        min_z: only terms with |z| ≥ min_z are returned (1.96: two-sided 5 % level).
+        papers: columns ``paper_id`` (str) and ``abstract`` (str, clean).
+        acronyms: keep only these acronyms (term forms, singular: "LLM"); None for all.
 
     Returns:
-        Rows of rising terms (rank 1 first), then falling terms (rank 1 first), with columns
-        term (str), papers_week, papers_baseline (Int64), rate_week, rate_baseline (Float64,
-        shares of papers), delta_log_odds (δ), z (the score), new_this_week (bool: no
-        baseline paper has it), direction ('rising' | 'falling'), rank (Int64, 1-based per
-        direction: by |z| descending, then longer terms first, then term ascending). A term
-        found in exactly the same papers as a longer term containing it is dropped (see
-        :func:`_drop_subsumed`). Deterministic: same input, same rows in the same order.
-
-    Raises:
-        ValueError: n_week or n_baseline is not positive, or min_support < 1.
+        Columns acronym (str), canonical (str), papers (Int64: papers defining it so), one
+        row per acronym, sorted by acronym.
     """
-    if n_week <= 0 or n_baseline <= 0:
-        raise ValueError(f"n_week and n_baseline must be positive, got {n_week}, {n_baseline}")
-    if min_support < 1:
-        raise ValueError(f"min_support must be at least 1, got {min_support}")
-    a0 = float(prior_papers)
-    week = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64))
-    base = baseline_df.select("term", papers_baseline=pl.col("papers").cast(pl.Int64))
-    both = week.join(base, on="term", how="full", coalesce=True).with_columns(
-        pl.col("papers_week", "papers_baseline").fill_null(0)
+    empty = pl.DataFrame(schema={"acronym": pl.String, "canonical": pl.String, "papers": pl.Int64})
+    if papers.height == 0:
+        return empty
+    docs = papers.select(
+        pl.col("paper_id").cast(pl.String), pl.col("abstract").cast(pl.String).fill_null("")
+    ).with_row_index("doc")
+    tokens = (
+        docs.select("doc", tok=pl.col("abstract").str.extract_all(TOKEN_PATTERN))
+        .explode("tok")
+        .drop_nulls("tok")
     )
-    yi, yj = pl.col("papers_week"), pl.col("papers_baseline")
-    alpha = a0 * (yi + yj) / (n_week + n_baseline)
-    scored = (
-        both.with_columns(alpha=alpha)
-        .with_columns(
-            rate_week=yi / n_week,
-            rate_baseline=yj / n_baseline,
-            delta_log_odds=((yi + pl.col("alpha")) / (n_week + a0 - yi - pl.col("alpha"))).log()
-            - ((yj + pl.col("alpha")) / (n_baseline + a0 - yj - pl.col("alpha"))).log(),
-            variance=1 / (yi + pl.col("alpha"))
-            + 1 / (n_week + a0 - yi - pl.col("alpha"))
-            + 1 / (yj + pl.col("alpha"))
-            + 1 / (n_baseline + a0 - yj - pl.col("alpha")),
-        )
-        .with_columns(z=pl.col("delta_log_odds") / pl.col("variance").sqrt())
-        .with_columns(
-            direction=pl.when(pl.col("z") > 0).then(pl.lit("rising")).otherwise(pl.lit("falling")),
-            new_this_week=yj == 0,
-        )
-        .filter(
-            (pl.col("z").abs() >= min_z)
-            & pl.when(pl.col("direction") == "rising")
-            .then(yi >= min_support)
-            .otherwise(pl.col("rate_baseline") * n_week >= min_support)
-        )
+    found = _definitions(docs, _vocabulary(tokens)).unique(subset=["doc", "acronym", "canonical"])
+    if acronyms is not None:
+        found = found.filter(pl.col("acronym").is_in(acronyms))
+    if found.height == 0:
+        return empty
+    per = found.group_by("acronym", "canonical", "expansion_is_term").agg(
+        papers=pl.len().cast(pl.Int64)
     )
-    scored = _drop_subsumed(scored, ["papers_week", "papers_baseline"])
-    n_words = pl.col("term").str.count_matches(" ")
-    return (
-        scored.sort(
-            pl.col("direction") == "falling",
-            pl.col("z").abs(),
-            n_words,
-            "term",
-            descending=[False, True, True, False],
-        )
-        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("direction"))
-        .select(
-            "term",
-            "papers_week",
-            "papers_baseline",
-            "rate_week",
-            "rate_baseline",
-            "delta_log_odds",
-            "z",
-            "new_this_week",
-            "direction",
-            "rank",
-        )
+    best = (
+        per.with_columns(total=pl.col("papers").sum().over("acronym"))
+        .sort("acronym", "papers", "canonical", descending=[False, True, False])
+        .unique(subset="acronym", keep="first", maintain_order=True)
     )
-
-
-def frequent_terms(
-    week_df: pl.DataFrame, n_week: int, min_support: int = 1, top_n: int | None = None
-) -> pl.DataFrame:
-    """A week's most frequent terms, for a week without a baseline (not a trend).
-
-    Args:
-        week_df: columns ``term`` (str) and ``papers`` (int: papers of the week with it).
-        n_week: papers of the week (all, with or without terms), > 0.
-        min_support: terms found in fewer papers are left out.
-        top_n: keep the first ``top_n`` rows (all when None).
-
-    Returns:
-        Rows term (str), papers_week (Int64), rate_week (Float64, share of the week's
-        papers), rank (Int64, 1-based), by papers descending, then longer terms first, then
-        term ascending. A term found in exactly the papers of a longer term containing it
-        is dropped.
-
-    Raises:
-        ValueError: n_week is not positive.
-    """
-    if n_week <= 0:
-        raise ValueError(f"n_week must be positive, got {n_week}")
-    rows = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64)).filter(
-        pl.col("papers_week") >= min_support
-    )
-    rows = _drop_subsumed_top(rows, top_n)
-    rows = rows.sort(
-        "papers_week",
-        pl.col("term").str.count_matches(" "),
-        "term",
-        descending=[True, True, False],
-    )
-    if top_n is not None:
-        rows = rows.head(top_n)
-    return rows.with_columns(
-        rate_week=pl.col("papers_week") / n_week,
-        rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
-    ).select("term", "papers_week", "rate_week", "rank")
-
-
-def _drop_subsumed_top(rows: pl.DataFrame, top_n: int | None) -> pl.DataFrame:
-    """:func:`_drop_subsumed` over ``papers_week``, for the ``top_n`` most frequent rows only.
-
-    A term is dropped only for a longer term with the *same* count, so whether a row is
-    dropped depends only on the rows with its count: applying the rule to every row with
-    at least some count gives exactly the kept rows above that count. Starting with the
-    ``4 · top_n`` most frequent rows (ties included) and widening until ``top_n`` rows
-    are kept avoids building the sub-terms of millions of terms in a busy week.
-    """
-    if top_n is None:
-        return _drop_subsumed(rows, ["papers_week"])
-    limit = max(4 * top_n, 1)
-    counts = rows["papers_week"].sort(descending=True)
-    while True:
-        if rows.height <= limit:
-            return _drop_subsumed(rows, ["papers_week"])
-        cutoff = counts[limit - 1]
-        kept = _drop_subsumed(rows.filter(pl.col("papers_week") >= cutoff), ["papers_week"])
-        if kept.height >= top_n:
-            return kept
-        limit *= 4
-
-
-def bar_percentages(values: list[float]) -> list[int]:
-    """Bar widths 0-100 (%) proportional to |value| against the largest |value| of the list."""
-    top = max((abs(v) for v in values if not math.isnan(v)), default=0.0)
-    if top <= 0:
-        return [0 for _ in values]
-    return [max(1, round(100 * abs(v) / top)) if v else 0 for v in values]
+    return best.filter(
+        pl.col("expansion_is_term")
+        & (pl.col("canonical") != pl.col("acronym"))
+        & (3 * pl.col("papers") >= 2 * pl.col("total"))
+    ).select("acronym", "canonical", "papers")

@@ -5,9 +5,11 @@ small DuckDB I/O around them:
 
 - :func:`update_paper_terms` fills ``paper_terms`` (and ``paper_terms_extracted``) for papers
   not extracted yet — call it after each load;
-- :func:`trending_terms_for_week` scores a week against its baseline weeks, returns a
-  :class:`TrendingResult` for the report and (with ``persist=True``) stores the rows in the
-  ``trending_terms`` table for ad-hoc SQL.
+- :func:`trending_terms_for_week` tests a week's terms against its baseline weeks
+  (:func:`paperwatch.trend_stats.score_trending_terms`), returns a :class:`TrendingResult`
+  for the report (new, rising and falling terms, or the distinctive terms of a first week,
+  each with its weekly shares over the last :data:`CHART_WEEKS` weeks) and (with
+  ``persist=True``) stores the rows in the ``trending_terms`` table for ad-hoc SQL.
 
 Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 """
@@ -25,23 +27,47 @@ from paperwatch import db
 from paperwatch.clock import previous_weeks
 from paperwatch.db import read_sql
 from paperwatch.settings import Settings
-from paperwatch.terms import (
-    BATCH_SIZE,
-    EXTRACTOR_VERSION,
-    bar_percentages,
-    extract_terms,
-    frequent_terms,
+from paperwatch.terms import BATCH_SIZE, EXTRACTOR_VERSION, acronym_aliases, extract_terms
+from paperwatch.trend_stats import (
+    bar_heights,
+    distinctive_terms,
+    log2_label,
+    merge_same_papers,
     score_trending_terms,
+    sentence_with_term,
+    weekly_shares,
 )
+
+#: Weeks shown in each term's small chart: this week and the seven before.
+CHART_WEEKS = 8
+
+#: Abstracts read at most to find the acronyms the corpus defines (a sample is enough).
+DEFINITION_SAMPLE = 2_000
+
+#: The kinds of rows, in the order the report shows them.
+KINDS = ("new", "rising", "falling", "distinctive")
 
 
 @dataclass(frozen=True, slots=True)
 class ExamplePaper:
-    """A paper of the week that uses a term: its id, method name (or None), first sentence."""
+    """A paper of the week that uses a term: its id, method name (or None), first sentence,
+    and ``sentence``, its first sentence that uses the term (the first sentence when none
+    does, :func:`paperwatch.trend_stats.sentence_with_term`)."""
 
     paper_id: str
     method_name: str | None
     first_sentence: str
+    sentence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WeekShare:
+    """One bar of a term's small chart: an ISO week, the share of its papers using the term
+    (None: no papers that week) and the bar's height in pixels (0-24)."""
+
+    week: str
+    share: float | None
+    height_px: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +75,24 @@ class TrendingTerm:
     """One row of the trending section.
 
     Attributes:
-        term: canonical term.
-        direction: 'rising', 'falling' or 'frequent' (no baseline: not a trend).
-        rank: 1-based within its direction.
+        term: canonical term (an acronym the corpus defines counts as its expansion).
+        direction: the kind: 'new', 'rising', 'falling', or 'distinctive' (no baseline: a
+            term frequent this week and rare in general English, not a trend).
+        rank: 1-based within its kind.
         papers_week: papers of the week with the term.
-        papers_baseline: papers of the baseline weeks with it (None for 'frequent').
+        papers_baseline: papers of the baseline weeks with it (None for 'distinctive').
         rate_week: papers_week / papers of the week (0-1).
-        rate_baseline: papers_baseline / papers of the baseline (None for 'frequent').
-        delta_log_odds: the log-odds ratio δ (None for 'frequent').
-        score: the z-score (None for 'frequent').
-        new_this_week: no paper of the baseline has the term (False for 'frequent').
-        bar_pct: bar width 0-100 (%): |score| (or papers, for 'frequent') against the
-            largest one of its list.
+        rate_baseline: papers_baseline / papers of the baseline (None for 'distinctive').
+        log2_ratio: the effect size: log2 of the share this week over the share before
+            (each smoothed by ½ paper); for 'distinctive', over its frequency in English.
+        p_value: two-sided p of the beta-binomial test (None for 'distinctive').
+        q_value: Benjamini-Hochberg adjusted p (None for 'distinctive').
+        new_this_week: no paper of the baseline has the term.
+        effect: the effect size as shown: "×3.2", "÷4.0", or "new".
+        also: terms found in exactly the same papers this week, shown with this one
+            (:func:`paperwatch.trend_stats.merge_same_papers`).
+        history: the term's share in each of the last :data:`CHART_WEEKS` weeks, oldest
+            first, this week last.
         examples: up to ``Settings.trending.examples_per_term`` papers of the week with it.
     """
 
@@ -71,10 +103,13 @@ class TrendingTerm:
     papers_baseline: int | None
     rate_week: float
     rate_baseline: float | None
-    delta_log_odds: float | None
-    score: float | None
+    log2_ratio: float
+    p_value: float | None
+    q_value: float | None
     new_this_week: bool
-    bar_pct: int
+    effect: str
+    also: tuple[str, ...] = ()
+    history: tuple[WeekShare, ...] = ()
     examples: tuple[ExamplePaper, ...] = ()
 
 
@@ -85,14 +120,20 @@ class TrendingResult:
     Attributes:
         week: the ISO week, e.g. '2026-W48'.
         has_baseline: the baseline weeks hold at least one paper (and the week too); when
-            False, ``rising`` and ``falling`` are empty and the report shows ``frequent``.
+            False, ``new``, ``rising`` and ``falling`` are empty and the report shows
+            ``distinctive``.
         baseline_weeks: the ISO weeks of the baseline, oldest first.
+        chart_weeks: the ISO weeks of the small charts, oldest first (this week last).
         papers_week: papers first seen in ``week``.
         papers_baseline: papers first seen in the baseline weeks.
-        rising: the top ``Settings.trending.top_n`` rising terms (rank 1 first).
+        new: the top ``Settings.trending.top_n`` new terms (rank 1 first).
+        rising: the top ``top_n`` rising terms.
         falling: the top ``top_n`` falling terms.
-        frequent: the ``top_n`` most frequent terms of the week (always computed).
+        distinctive: without a baseline, at most ``first_week_terms`` distinctive terms.
+        tested: terms tested (with support) this week; 0 without a baseline.
         min_support: the minimum support used.
+        fdr: the false discovery rate controlled.
+        aliases: acronym → canonical term merged this week ({"LLM": "large language model"}).
     """
 
     week: str
@@ -100,15 +141,25 @@ class TrendingResult:
     baseline_weeks: list[str]
     papers_week: int
     papers_baseline: int
+    chart_weeks: list[str] = field(default_factory=list)
+    new: list[TrendingTerm] = field(default_factory=list)
     rising: list[TrendingTerm] = field(default_factory=list)
     falling: list[TrendingTerm] = field(default_factory=list)
-    frequent: list[TrendingTerm] = field(default_factory=list)
+    distinctive: list[TrendingTerm] = field(default_factory=list)
+    tested: int = 0
     min_support: int = 1
+    fdr: float = 0.05
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> list[TrendingTerm]:
+        """Every shown row: new, rising, falling, then distinctive."""
+        return [*self.new, *self.rising, *self.falling, *self.distinctive]
 
     @property
     def examples(self) -> dict[str, tuple[ExamplePaper, ...]]:
         """Example papers by term, for every shown term."""
-        return {row.term: row.examples for row in (*self.rising, *self.falling, *self.frequent)}
+        return {row.term: row.examples for row in self.shown}
 
 
 # --- paper_terms -------------------------------------------------------------
@@ -230,9 +281,34 @@ def _store_paper_terms(
 # --- weekly scores -----------------------------------------------------------
 
 
-def _paper_count(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> int:
+def _week_sizes(
+    con: duckdb.DuckDBPyConnection, weeks: list[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Papers first seen in each of ``weeks``, and their words (0 when none)."""
     rows = con.execute(read_sql("queries", "week_paper_counts"), {"weeks": weeks}).fetchall()
-    return int(sum(row[1] for row in rows))
+    papers = {str(week): int(n) for week, n, _ in rows}
+    words = {str(week): int(w or 0) for week, _, w in rows}
+    return {w: papers.get(w, 0) for w in weeks}, {w: words.get(w, 0) for w in weeks}
+
+
+def _aliases(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> dict[str, str]:
+    """Acronyms used bare in ``weeks`` that papers of those weeks define, with their
+    canonical term (:func:`paperwatch.terms.acronym_aliases`)."""
+    bounds = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
+    acronyms = [r[0] for r in con.execute(read_sql("queries", "term_acronyms"), bounds).fetchall()]
+    if not acronyms:
+        return {}
+    papers = con.sql(
+        read_sql("queries", "term_acronym_definitions"),
+        params={**bounds, "acronyms": acronyms, "limit": DEFINITION_SAMPLE},
+    ).pl()
+    found = acronym_aliases(papers, acronyms)
+    return dict(zip(found["acronym"].to_list(), found["canonical"].to_list(), strict=True))
+
+
+def _alias_params(aliases: dict[str, str]) -> dict[str, list[str]]:
+    names = sorted(aliases)
+    return {"acronyms": names, "canonicals": [aliases[a] for a in names]}
 
 
 def _document_frequencies(
@@ -242,9 +318,11 @@ def _document_frequencies(
     n_week: int,
     n_baseline: int,
     min_support: int,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(week, baseline) frames of columns ``term``, ``papers`` (Int64) with the terms that can
-    pass ``min_support`` (``sql/queries/term_document_frequencies.sql``)."""
+    aliases: dict[str, str],
+) -> pl.DataFrame:
+    """Rows ``term``, ``week``, ``papers`` (Int64) of the terms that can pass
+    ``min_support``, in ``week`` and each baseline week
+    (``sql/queries/term_document_frequencies.sql``)."""
     weeks = [week, *baseline_weeks]
     params = {
         "week": week,
@@ -254,57 +332,103 @@ def _document_frequencies(
         "min_support": min_support,
         "n_week": n_week,
         "n_baseline": n_baseline,
+        **_alias_params(aliases),
     }
-    both = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
-    frames = []
-    for column in ("papers_week", "papers_baseline"):
-        if both.height == 0:
-            frames.append(pl.DataFrame(schema={"term": pl.String, "papers": pl.Int64}))
-            continue
-        frames.append(
-            both.filter(pl.col(column) > 0).select("term", papers=pl.col(column).cast(pl.Int64))
+    rows = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
+    return rows.select("term", "week", pl.col("papers").cast(pl.Int64))
+
+
+def _paper_sets(
+    con: duckdb.DuckDBPyConnection, week: str, terms: list[str], aliases: dict[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """This week's paper ids of each term (``sql/queries/term_week_papers.sql``)."""
+    if not terms:
+        return {}
+    rows = con.execute(
+        read_sql("queries", "term_week_papers"),
+        {"week": week, "terms": terms, **_alias_params(aliases)},
+    ).fetchall()
+    return {term: tuple(ids) for term, ids in rows}
+
+
+def _histories(
+    con: duckdb.DuckDBPyConnection,
+    terms: list[str],
+    weeks: list[str],
+    sizes: dict[str, int],
+    aliases: dict[str, str],
+) -> dict[str, tuple[WeekShare, ...]]:
+    if not terms:
+        return {}
+    rows = con.sql(
+        read_sql("queries", "term_weekly_papers"),
+        params={
+            "terms": terms,
+            "weeks": weeks,
+            "first": min(weeks),
+            "last": max(weeks),
+            **_alias_params(aliases),
+        },
+    ).pl()
+    shares = weekly_shares(rows, sizes, weeks)
+    out = {}
+    for term in terms:
+        values = shares.get(term, [0.0 if sizes.get(w, 0) else None for w in weeks])
+        out[term] = tuple(
+            WeekShare(w, v, h) for w, v, h in zip(weeks, values, bar_heights(values), strict=True)
         )
-    return frames[0], frames[1]
+    return out
 
 
 def _examples(
-    con: duckdb.DuckDBPyConnection, week: str, terms: list[str], per_term: int
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    terms: list[str],
+    per_term: int,
+    aliases: dict[str, str],
+    also: dict[str, tuple[str, ...]],
 ) -> dict[str, tuple[ExamplePaper, ...]]:
     if not terms or per_term <= 0:
         return {}
     cursor = con.execute(
         read_sql("queries", "term_examples"),
-        {"week": week, "terms": terms, "per_term": per_term},
+        {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)},
     )
+    names = {term: [term, *also.get(term, ())] for term in terms}
+    for acronym, canonical in aliases.items():
+        names.setdefault(canonical, [canonical]).append(acronym)
     found: dict[str, list[ExamplePaper]] = {}
-    for term, paper_id, method_name, first_sentence in cursor.fetchall():
-        found.setdefault(term, []).append(ExamplePaper(paper_id, method_name, first_sentence))
+    for term, paper_id, method_name, first_sentence, abstract in cursor.fetchall():
+        sentence = sentence_with_term(abstract or "", names.get(term, [term])) or first_sentence
+        found.setdefault(term, []).append(
+            ExamplePaper(paper_id, method_name, first_sentence, sentence)
+        )
     return {term: tuple(papers) for term, papers in found.items()}
 
 
-def _rows(df: pl.DataFrame, direction: str, score_column: str | None) -> list[dict[str, Any]]:
-    rows = df.to_dicts()
-    values = [float(r[score_column] if score_column else r["papers_week"]) for r in rows]
-    for row, pct in zip(rows, bar_percentages(values), strict=True):
-        row["bar_pct"] = pct
-        row["direction"] = direction
-    return rows
-
-
-def _term(row: dict[str, Any], examples: dict[str, tuple[ExamplePaper, ...]]) -> TrendingTerm:
-    frequent = row["direction"] == "frequent"
+def _term(
+    row: dict[str, Any],
+    kind: str,
+    examples: dict[str, tuple[ExamplePaper, ...]],
+    histories: dict[str, tuple[WeekShare, ...]],
+) -> TrendingTerm:
+    distinctive = kind == "distinctive"
+    new = kind == "new"
     return TrendingTerm(
         term=row["term"],
-        direction=row["direction"],
+        direction=kind,
         rank=int(row["rank"]),
         papers_week=int(row["papers_week"]),
-        papers_baseline=None if frequent else int(row["papers_baseline"]),
+        papers_baseline=None if distinctive else int(row["papers_baseline"]),
         rate_week=float(row["rate_week"]),
-        rate_baseline=None if frequent else float(row["rate_baseline"]),
-        delta_log_odds=None if frequent else float(row["delta_log_odds"]),
-        score=None if frequent else float(row["z"]),
-        new_this_week=False if frequent else bool(row["new_this_week"]),
-        bar_pct=int(row["bar_pct"]),
+        rate_baseline=None if distinctive else float(row["rate_baseline"]),
+        log2_ratio=float(row["log2_ratio"]),
+        p_value=None if distinctive else float(row["p_value"]),
+        q_value=None if distinctive else float(row["q_value"]),
+        new_this_week=new,
+        effect="new" if new else log2_label(float(row["log2_ratio"])),
+        also=tuple(row.get("also") or ()),
+        history=histories.get(row["term"], ()),
         examples=examples.get(row["term"], ()),
     )
 
@@ -312,22 +436,25 @@ def _term(row: dict[str, Any], examples: dict[str, tuple[ExamplePaper, ...]]) ->
 def trending_terms_for_week(
     con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
 ) -> TrendingResult:
-    """Score the terms of ``week`` against the ``settings.trending.baseline_weeks`` before it.
+    """Test the terms of ``week`` against the ``settings.trending.baseline_weeks`` before it.
 
-    Reads ``papers`` and ``paper_terms`` (run :func:`update_paper_terms` first), scores with
-    :func:`paperwatch.terms.score_trending_terms` (log-odds ratio with an informative
-    Dirichlet prior, Monroe, Colaresi & Quinn 2008) and lists the week's most frequent terms
-    with :func:`paperwatch.terms.frequent_terms`. With no paper in the week or in the
-    baseline weeks, ``has_baseline`` is False and there are no rising/falling rows.
+    Reads ``papers`` and ``paper_terms`` (run :func:`update_paper_terms` first). Acronyms
+    that papers of the last :data:`CHART_WEEKS` weeks (and the baseline) define count as
+    their expansion (:func:`paperwatch.terms.acronym_aliases`). With a baseline, the terms
+    are tested by :func:`paperwatch.trend_stats.score_trending_terms` (beta-binomial per
+    term, Benjamini-Hochberg at ``trending.fdr``); without one (no paper in the week or in
+    the baseline weeks) ``has_baseline`` is False and the week's distinctive terms are
+    listed (:func:`paperwatch.trend_stats.distinctive_terms`). Every shown term gets its
+    weekly share over the last :data:`CHART_WEEKS` weeks and its example papers.
 
     Args:
         con: a DuckDB connection (read-only is enough when ``persist`` is False).
         week: ISO week ``YYYY-Www``.
-        settings: uses ``trending.baseline_weeks``, ``min_support``, ``top_n``,
-            ``prior_papers``, ``min_z`` and ``examples_per_term``.
-        persist: replace the week's rows of the ``trending_terms`` table with every scored
-            row (all significant rising and falling terms, or the top frequent terms when
-            there is no baseline), in one transaction.
+        settings: uses ``trending.baseline_weeks``, ``min_support``, ``top_n``, ``fdr``,
+            ``first_week_terms`` and ``examples_per_term``.
+        persist: replace the week's rows of the ``trending_terms`` table with every reported
+            row (all significant new, rising and falling terms, or the distinctive terms
+            when there is no baseline), in one transaction.
 
     Returns:
         A :class:`TrendingResult`; rows ranked deterministically (ties broken by term).
@@ -338,54 +465,93 @@ def trending_terms_for_week(
     """
     cfg = settings.trending
     baseline_weeks = previous_weeks(week, cfg.baseline_weeks)
-    n_week = _paper_count(con, [week])
-    n_baseline = _paper_count(con, baseline_weeks)
+    chart_weeks = [*previous_weeks(week, CHART_WEEKS - 1), week]
+    all_weeks = sorted({*baseline_weeks, *chart_weeks})
+    sizes, words = _week_sizes(con, all_weeks)
+    n_week = sizes[week]
+    baseline_sizes = {w: sizes[w] for w in baseline_weeks}
+    n_baseline = sum(baseline_sizes.values())
     has_baseline = n_week > 0 and n_baseline > 0
-    week_df, baseline_df = _document_frequencies(
-        con, week, baseline_weeks, n_week, n_baseline, cfg.min_support
-    )
-
-    scored = pl.DataFrame()
-    rising_df = falling_df = pl.DataFrame()
-    if has_baseline:
-        scored = score_trending_terms(
-            week_df,
-            baseline_df,
-            n_week,
-            n_baseline,
-            cfg.min_support,
-            prior_papers=cfg.prior_papers,
-            min_z=cfg.min_z,
+    aliases = _aliases(con, all_weeks) if n_week > 0 else {}
+    counts = (
+        _document_frequencies(
+            con, week, baseline_weeks, n_week, n_baseline, cfg.min_support, aliases
         )
-        rising_df = scored.filter(pl.col("direction") == "rising").head(cfg.top_n)
-        falling_df = scored.filter(pl.col("direction") == "falling").head(cfg.top_n)
-    frequent_df = (
-        frequent_terms(week_df, n_week, cfg.min_support, cfg.top_n)
         if n_week > 0
-        else pl.DataFrame(schema={"term": pl.String, "papers_week": pl.Int64})
+        else pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
     )
+    week_df = counts.filter(pl.col("week") == week).select("term", "papers")
 
-    shown = {
-        "rising": _rows(rising_df, "rising", "z") if has_baseline else [],
-        "falling": _rows(falling_df, "falling", "z") if has_baseline else [],
-        "frequent": _rows(frequent_df, "frequent", None),
-    }
+    scored: pl.DataFrame | None = None
+    shown: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    tested = 0
+    if has_baseline:
+        baseline_df = counts.filter(pl.col("week") != week)
+        scored = score_trending_terms(
+            week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
+        )
+        sets = _paper_sets(con, week, scored["term"].to_list(), aliases)
+        scored = merge_same_papers(scored, sets)
+        tested = counts.select("term").n_unique()
+        for kind in ("new", "rising", "falling"):
+            shown[kind] = scored.filter(pl.col("kind") == kind).head(cfg.top_n).to_dicts()
+    elif n_week > 0 and cfg.first_week_terms > 0:
+        candidates = distinctive_terms(
+            week_df,
+            n_week,
+            words[week],
+            cfg.min_support,
+            3 * cfg.first_week_terms,
+            defined=frozenset(aliases.values()),
+        )
+        sets = _paper_sets(con, week, candidates["term"].to_list(), aliases)
+        merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
+        shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
+
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
-    examples = _examples(con, week, terms, cfg.examples_per_term)
+    also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
+    per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
+    examples = _examples(con, week, terms, per_term, aliases, also)
+    histories = _histories(con, terms, chart_weeks, sizes, aliases)
+    rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
     result = TrendingResult(
         week=week,
         has_baseline=has_baseline,
         baseline_weeks=baseline_weeks,
         papers_week=n_week,
         papers_baseline=n_baseline,
-        rising=[_term(r, examples) for r in shown["rising"]],
-        falling=[_term(r, examples) for r in shown["falling"]],
-        frequent=[_term(r, examples) for r in shown["frequent"]],
+        chart_weeks=chart_weeks,
+        new=rows["new"],
+        rising=rows["rising"],
+        falling=rows["falling"],
+        distinctive=rows["distinctive"],
+        tested=tested,
         min_support=cfg.min_support,
+        fdr=cfg.fdr,
+        aliases=aliases,
     )
     if persist:
-        store_trending_terms(con, result, scored if has_baseline else None)
+        store_trending_terms(con, result, scored)
     return result
+
+
+#: Columns of the ``trending_terms`` table written by :func:`store_trending_terms`.
+TRENDING_SCHEMA = pl.Schema(
+    {
+        "term": pl.String(),
+        "direction": pl.String(),
+        "rank": pl.Int64(),
+        "papers_week": pl.Int64(),
+        "papers_baseline": pl.Int64(),
+        "rate_week": pl.Float64(),
+        "rate_baseline": pl.Float64(),
+        "log2_ratio": pl.Float64(),
+        "p_value": pl.Float64(),
+        "q_value": pl.Float64(),
+        "new_this_week": pl.Boolean(),
+        "same_papers": pl.List(pl.String),
+    }
+)
 
 
 def trending_rows(result: TrendingResult, scored: pl.DataFrame | None) -> pl.DataFrame:
@@ -393,26 +559,29 @@ def trending_rows(result: TrendingResult, scored: pl.DataFrame | None) -> pl.Dat
 
     Args:
         result: from :func:`trending_terms_for_week`.
-        scored: every scored row (output of :func:`paperwatch.terms.score_trending_terms`)
-            when the week has a baseline; None otherwise, and the frequent terms are stored.
+        scored: every reported row (output of
+            :func:`paperwatch.trend_stats.score_trending_terms`, not only the top ``top_n``)
+            when the week has a baseline; None otherwise, and the distinctive terms are
+            stored.
 
     Returns:
         Columns of ``sql/tables/trending_terms.sql`` except ``computed_at``.
     """
-    base = {"week": result.week, "min_support": result.min_support}
     if scored is not None:
         rows = scored.select(
             "term",
-            "direction",
-            "rank",
-            "papers_week",
-            "papers_baseline",
-            "rate_week",
-            "rate_baseline",
-            "delta_log_odds",
-            score=pl.col("z"),
-            new_this_week=pl.col("new_this_week"),
-        )
+            direction=pl.col("kind"),
+            rank=pl.col("rank"),
+            papers_week=pl.col("papers_week"),
+            papers_baseline=pl.col("papers_baseline"),
+            rate_week=pl.col("rate_week"),
+            rate_baseline=pl.col("rate_baseline"),
+            log2_ratio=pl.col("log2_ratio"),
+            p_value=pl.col("p_value"),
+            q_value=pl.col("q_value"),
+            new_this_week=pl.col("kind") == "new",
+            same_papers=pl.col("also"),
+        ).cast(TRENDING_SCHEMA)
     else:
         rows = pl.DataFrame(
             [
@@ -424,29 +593,21 @@ def trending_rows(result: TrendingResult, scored: pl.DataFrame | None) -> pl.Dat
                     "papers_baseline": None,
                     "rate_week": r.rate_week,
                     "rate_baseline": None,
-                    "delta_log_odds": None,
-                    "score": None,
+                    "log2_ratio": r.log2_ratio,
+                    "p_value": None,
+                    "q_value": None,
                     "new_this_week": False,
+                    "same_papers": list(r.also),
                 }
-                for r in result.frequent
+                for r in result.distinctive
             ],
-            schema={
-                "term": pl.String,
-                "direction": pl.String,
-                "rank": pl.Int64,
-                "papers_week": pl.Int64,
-                "papers_baseline": pl.Int64,
-                "rate_week": pl.Float64,
-                "rate_baseline": pl.Float64,
-                "delta_log_odds": pl.Float64,
-                "score": pl.Float64,
-                "new_this_week": pl.Boolean,
-            },
+            schema=TRENDING_SCHEMA,
         )
     return rows.with_columns(
-        week=pl.lit(base["week"]),
+        week=pl.lit(result.week),
         baseline_weeks=pl.lit(result.baseline_weeks, dtype=pl.List(pl.String)),
-        min_support=pl.lit(base["min_support"], dtype=pl.Int32),
+        min_support=pl.lit(result.min_support, dtype=pl.Int32),
+        fdr=pl.lit(result.fdr, dtype=pl.Float64),
     )
 
 
@@ -459,17 +620,14 @@ def store_trending_terms(
         duckdb.Error: the write failed (rolled back).
     """
     rows = trending_rows(result, scored).with_columns(computed_at=pl.lit(datetime.now(UTC)))
+    columns = ", ".join(
+        ["week", *TRENDING_SCHEMA, "baseline_weeks", "min_support", "fdr", "computed_at"]
+    )
     con.execute("begin")
     try:
         con.register("_pw_trending", rows.to_arrow())
         con.execute("delete from trending_terms where week = ?", [result.week])
-        con.execute(
-            "insert into trending_terms (week, term, direction, rank, papers_week, "
-            "papers_baseline, rate_week, rate_baseline, delta_log_odds, score, new_this_week, "
-            "baseline_weeks, min_support, computed_at) select week, term, direction, rank, "
-            "papers_week, papers_baseline, rate_week, rate_baseline, delta_log_odds, score, "
-            "new_this_week, baseline_weeks, min_support, computed_at from _pw_trending"
-        )
+        con.execute(f"insert into trending_terms ({columns}) select {columns} from _pw_trending")
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

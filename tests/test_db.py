@@ -159,6 +159,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (3,),
             (4,),
             (6,),
+            (7,),
         ]
         # 0003: the list number of each entry (none here).
         assert con.execute("select listed_number from paper_occurrences").fetchall() == [(None,)]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 import pytest
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -20,11 +21,10 @@ from paperwatch.settings import Settings
 from paperwatch.terms import (
     document_frequencies,
     extract_terms,
-    frequent_terms,
     generic_terms,
-    score_trending_terms,
     stop_words,
 )
+from paperwatch.trend_stats import fightin_words_z, score_trending_terms
 from paperwatch.trending import (
     TrendingResult,
     trending_terms_for_week,
@@ -217,7 +217,7 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(database=tmp_path / "pw.duckdb")
 
 
-def test_seed_week_has_no_baseline_and_lists_frequent_terms(settings: Settings) -> None:
+def test_seed_week_has_no_baseline_and_lists_distinctive_terms(settings: Settings) -> None:
     papers = seed_papers().with_columns(week=pl.lit("2026-W48"))
     with writer(settings.database) as con:
         insert_papers(con, papers.to_dicts())
@@ -236,14 +236,17 @@ def test_seed_week_has_no_baseline_and_lists_frequent_terms(settings: Settings) 
     assert result.has_baseline is False
     assert result.baseline_weeks == ["2026-W44", "2026-W45", "2026-W46", "2026-W47"]
     assert (result.papers_week, result.papers_baseline) == (54, 0)
-    assert result.rising == [] and result.falling == []
-    assert len(result.frequent) == 15
-    assert [r.rank for r in result.frequent] == list(range(1, 16))
-    assert result.frequent[0].bar_pct == 100
-    counts = [r.papers_week for r in result.frequent]
-    assert counts == sorted(counts, reverse=True)
-    assert all(1 <= len(r.examples) <= 3 for r in result.frequent)
-    assert stored == [("frequent", 15)]
+    assert result.new == result.rising == result.falling == []
+    # At most ten distinctive terms (docs/terms.md), not the fifteen most frequent words.
+    assert len(result.distinctive) == 10
+    assert [r.rank for r in result.distinctive] == list(range(1, 11))
+    assert all(1 <= len(r.examples) <= 3 for r in result.distinctive)
+    assert stored == [("distinctive", 10)]
+    # "LLM" is defined as "large language model(s)" by seed papers: counted together in the
+    # report (12 papers), apart in paper_terms (11 and 2).
+    assert result.aliases["LLM"] == "large language model"
+    assert result.distinctive[0].term == "large language model"
+    assert result.distinctive[0].papers_week == 12
     assert per_term == {
         "KV cache": 2, "federated continual learning": 2, "large language model": 11, "LLM": 2,
     }  # fmt: skip
@@ -316,17 +319,29 @@ def test_planted_phrase_rises_first(settings: Settings) -> None:
         "speculative decoding", 1, 20, 4,
     )  # fmt: skip
     assert (top.rate_week, top.rate_baseline) == (0.2, 0.01)
-    assert top.new_this_week is False and top.bar_pct == 100
+    assert top.new_this_week is False and top.effect == "×18.1"
+    assert top.q_value is not None and top.q_value < 1e-6
     # The sub-terms "speculative" and "decoding" are in exactly the same papers: dropped.
-    shown = [r.term for r in result.rising]
+    shown = [r.term for r in result.shown]
     assert "speculative" not in shown and "decoding" not in shown
     assert [e.paper_id for e in top.examples] == ["w4p000", "w4p001", "w4p002"]
     assert top.examples[1].method_name == "M41"
     assert top.examples[0].first_sentence.endswith(".")
-    # A steady term is not in the top 15; a single-paper term nowhere.
-    all_terms = {r.term for r in (*result.rising, *result.falling, *result.frequent)}
-    assert "graph neural network" not in shown[:15]
-    assert "zanzibar quokka" not in all_terms and "quokka" not in all_terms
+    assert [e.sentence for e in top.examples] == [
+        "We study speculative decoding.",
+        "Speculative decoding drafts tokens cheaply.",
+        "Faster speculative decoding helps.",
+    ]
+    # A steady term and a single-paper term are not shown; nothing but the planted phrase
+    # and the phrases of the three planted sentences no baseline paper has (5 papers each).
+    assert [(r.term, r.also) for r in result.new] == [
+        ("decoding draft token", ("speculative decoding draft",)),
+        ("faster speculative decoding", ()),
+        ("speculative decoding verifier", ()),
+    ]
+    assert [r.term for r in result.rising] == ["speculative decoding"] and result.falling == []
+    assert "graph neural network" not in shown
+    assert "zanzibar quokka" not in shown and "quokka" not in shown
     assert stored == [("speculative decoding", 20, 4, 1)]
     assert again == result  # deterministic
 
@@ -340,63 +355,39 @@ def test_support_filter_in_sql_keeps_every_row_the_scores_would_keep(settings: S
         result = trending_terms_for_week(con, "2027-W02", settings)
         terms = con.sql("select paper_id, term, n, first_seen_week from paper_terms").pl()
         stored = con.execute(
-            "select term, papers_week, papers_baseline from trending_terms "
-            "where week = '2027-W02' and direction in ('rising', 'falling') order by direction, rank"
+            "select term, direction, papers_week, papers_baseline from trending_terms "
+            "where week = '2027-W02' order by direction, rank"
         ).fetchall()
     cfg = settings.trending
     week = terms.filter(pl.col("first_seen_week") == "2027-W02")
-    baseline = terms.filter(pl.col("first_seen_week").is_in(WEEKS[:4]))
+    baseline = (
+        terms.filter(pl.col("first_seen_week").is_in(WEEKS[:4]))
+        .group_by("term", week="first_seen_week")
+        .agg(papers=pl.len())
+    )
     full = score_trending_terms(
         document_frequencies(week),
-        document_frequencies(baseline),
+        baseline,
         100,
-        400,
+        dict.fromkeys(WEEKS[:4], 100),
         cfg.min_support,
-        prior_papers=cfg.prior_papers,
-        min_z=cfg.min_z,
+        fdr=cfg.fdr,
     )
-    for direction, shown in (("rising", result.rising), ("falling", result.falling)):
-        expected = full.filter(pl.col("direction") == direction).head(cfg.top_n)
-        assert [(r.term, r.papers_week, r.papers_baseline) for r in shown] == list(
-            expected.select("term", "papers_week", "papers_baseline").iter_rows()
-        )
-    assert len(result.rising) == 7
-    assert stored == list(full.select("term", "papers_week", "papers_baseline").iter_rows())
-    expected_frequent = frequent_terms(document_frequencies(week), 100, cfg.min_support, cfg.top_n)
-    assert [r.term for r in result.frequent] == expected_frequent["term"].to_list()
+    assert result.tested > 0
+    # Every reported term is shown, or listed with a shown term found in the same papers.
+    shown = {(t, r.direction) for r in result.shown for t in (r.term, *r.also)}
+    assert shown == set(full.select("term", "kind").iter_rows())
+    assert stored == [
+        (r.term, r.direction, r.papers_week, r.papers_baseline)
+        for r in sorted(result.shown, key=lambda r: (r.direction, r.rank))
+    ]
 
 
-def test_score_ranks_ties_by_term_and_applies_support() -> None:
-    week = pl.DataFrame({"term": ["b", "a", "c", "steady", "one"], "papers": [20, 20, 20, 10, 1]})
-    base = pl.DataFrame({"term": ["a", "b", "steady", "gone"], "papers": [4, 4, 40, 60]})
-    out = score_trending_terms(week, base, 100, 400, 3)
-    assert out["term"].to_list() == ["c", "a", "b", "gone"]
-    assert out["direction"].to_list() == ["rising", "rising", "rising", "falling"]
-    assert out["rank"].to_list() == [1, 2, 3, 1]
-    assert out["new_this_week"].to_list() == [True, False, False, False]
-    row = out.row(1, named=True)
+def test_fightin_words_z_kept_for_the_simulator() -> None:
     # Monroe et al. with α0 = 100, α = 100 · 24/500 = 4.8, full delta-method variance:
     # δ = ln(24.8/175.2) − ln(8.8/491.2); σ² = 1/24.8 + 1/175.2 + 1/8.8 + 1/491.2.
-    assert row["delta_log_odds"] == pytest.approx(2.067015, abs=1e-6)
-    assert row["z"] == pytest.approx(5.140262, abs=1e-6)
-    assert out.equals(score_trending_terms(week.reverse(), base.reverse(), 100, 400, 3))
-    with pytest.raises(ValueError):
-        score_trending_terms(week, base, 0, 400, 3)
-
-
-def test_frequent_terms_order_and_subsumption() -> None:
-    week = pl.DataFrame(
-        {
-            "term": ["kv", "KV cache", "cache", "zeta", "alpha", "rare"],
-            "papers": [5, 5, 7, 3, 3, 1],
-        }
-    )
-    out = frequent_terms(week, 10, min_support=2)
-    # "kv" is in exactly the papers of "KV cache"? No: "kv" ≠ "KV" (case): kept.
-    assert out["term"].to_list() == ["cache", "KV cache", "kv", "alpha", "zeta"]
-    assert out["rank"].to_list() == [1, 2, 3, 4, 5]
-    week2 = pl.DataFrame({"term": ["KV", "KV cache", "cache"], "papers": [5, 5, 7]})
-    assert frequent_terms(week2, 10)["term"].to_list() == ["cache", "KV cache"]
+    z = fightin_words_z(np.array([20]), np.array([4]), 100, 400, 100.0)
+    assert z[0] == pytest.approx(5.140262, abs=1e-6)
 
 
 # --- report partials --------------------------------------------------------------
@@ -416,7 +407,9 @@ def test_partials_render_trends_and_escape(settings: Settings, env: Environment)
     rows[0]["abstract"] = (
         str(rows[0]["abstract"]) + " <script>alert(1)</script> speculative decoding."
     )
-    rows[400]["first_sentence"] = "<b>bold</b> & speculative decoding."
+    rows[400]["abstract"] = str(rows[400]["abstract"]).replace(
+        "We study speculative decoding.", "We study <b>bold</b> & speculative decoding."
+    )
     with writer(settings.database) as con:
         insert_papers(con, rows)
         update_paper_terms(con)
@@ -424,15 +417,18 @@ def test_partials_render_trends_and_escape(settings: Settings, env: Environment)
     html = env.get_template("_trending.html.j2").render(trending=result)
     text = env.get_template("_trending.txt.j2").render(trending=result)
     assert "Rising" in html and "speculative decoding" in html
-    assert "&lt;b&gt;bold&lt;/b&gt; &amp; speculative" in html
+    # The example quotes the sentence that uses the term, escaped.
+    assert "We study &lt;b&gt;bold&lt;/b&gt; &amp; speculative decoding." in html
     assert "<script" not in html and "<svg" not in html.lower()
     assert 'width="100%"' in html and "bgcolor=" in html
-    assert "No baseline yet" not in html
-    assert "  1. speculative decoding — 20 papers, 1.0% -> 20.0%, z +" in text
-    assert "<b>bold</b> & speculative decoding." in text
+    assert "trends start next week" not in html
+    assert "  1. speculative decoding — 20 papers, 1.0% -> 20.0%, ×18.1, q < 0.001  [" in text
+    assert "    - We study <b>bold</b> & speculative decoding." in text
 
 
-def test_partials_render_no_baseline_sentence(settings: Settings, env: Environment) -> None:
+def test_partials_render_the_first_week_and_an_empty_week(
+    settings: Settings, env: Environment
+) -> None:
     papers = seed_papers().with_columns(week=pl.lit("2026-W48"))
     with writer(settings.database) as con:
         insert_papers(con, papers.to_dicts())
@@ -442,8 +438,7 @@ def test_partials_render_no_baseline_sentence(settings: Settings, env: Environme
     html = env.get_template("_trending.html.j2").render(trending=result)
     text = env.get_template("_trending.txt.j2").render(trending=result)
     for out in (html, text):
-        assert "No baseline yet" in out
-        assert "most frequent terms" in out
+        assert "First week" in out and "trends start next week" in out
         assert "Rising" not in out and "Falling" not in out
-        assert result.frequent[0].term in out
+        assert result.distinctive[0].term in out
     assert "no terms to show" in env.get_template("_trending.txt.j2").render(trending=empty)
