@@ -167,7 +167,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         assert con.execute("select count(reader) from reports").fetchone() == (0,)
         assert con.execute("select count(*) from related_papers").fetchone() == (0,)
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (5,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (6,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:
