@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 
 from flows.ingest import ingest_listings
 from paperwatch import db, store
-from paperwatch.ingest import ListingFileStat, hash_listing_files, scan_folder
+from paperwatch.batches import check_batch, load_batch, prepare_files
+from paperwatch.ingest import ListingFileStat, PreparedFile, hash_listing_files, scan_folder
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # ISO week 2026-W48
 NEXT_WEEK = "2026-12-02T10:00:00+00:00"  # ISO week 2026-W49
@@ -46,7 +48,7 @@ def never_prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = prepare.prepare_file
 
-    def spy(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0):  # type: ignore[no-untyped-def]
+    def spy(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) -> PreparedFile:
         seen.append(stat.rel)
         return real(stat, data, max_bytes)
 
@@ -225,8 +227,23 @@ def snapshot_by_path(database: Path) -> dict[str, list[tuple]]:
     return {table: rows(database, f"{sql} order by all") for table, sql in BY_PATH.items()}
 
 
+def load_directly(folder: Path, database: Path, per_file: bool) -> list[store.FileOutcome]:
+    """Prepare, check and load every file of ``folder`` as one batch: in one transaction
+    (:func:`load_batch`) or one transaction per file (:func:`store.load_file`)."""
+    batch = prepare_files(list(scan_folder(folder).files), 1 << 20)
+    checked = check_batch(batch, set())
+    run = store.RunContext("r-test", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+    with db.writer(database) as con:
+        if not per_file:
+            return load_batch(con, batch, checked, run, 1 << 20)
+        return [
+            store.load_file(con, file, checked.of(index, file.stat.rel), run)
+            for index, file in enumerate(batch.prepared)
+        ]
+
+
 def test_one_transaction_per_batch_gives_the_rows_of_one_per_file(
-    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    seed_folder: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "single"
     assert split_seeds(seed_folder, folder) == 57
@@ -235,23 +252,19 @@ def test_one_transaction_per_batch_gives_the_rows_of_one_per_file(
         "NeurIPS 2026\n\n<html><body>not an abstract</body></html>\n", encoding="utf-8"
     )
     batched_db = tmp_path / "batched.duckdb"
-    summary = ingest_listings(str(folder), str(batched_db), AS_OF)
+    batched = load_directly(folder, batched_db, per_file=False)
+    statuses = Counter(outcome.status for outcome in batched)
     # The seeds' three repeated abstracts are byte-identical one-entry files: copies.
-    assert (summary.files_loaded, summary.files_duplicate, summary.files_quarantined) == (
-        55,
-        3,
-        1,
-    )
+    assert statuses == {"loaded": 55, "duplicate": 3, "quarantined": 1}
     # 54 distinct abstracts; the HTML entry fails the papers suite and is quarantined.
-    assert (summary.new_papers, summary.exact_duplicates, summary.entries_quarantined) == (
-        54,
-        0,
-        1,
-    )
+    assert sum(o.new_papers for o in batched) == 54
+    assert sum(o.entries_quarantined for o in batched) == 1  # the HTML entry
 
-    monkeypatch.setenv("PAPERWATCH_BATCH_FILES", "1")
     single_db = tmp_path / "single.duckdb"
-    ingest_listings(str(folder), str(single_db), AS_OF)
+    single = load_directly(folder, single_db, per_file=True)
+    assert [(o.rel, o.status, o.file_id, o.new_paper_ids) for o in batched] == [
+        (o.rel, o.status, o.file_id, o.new_paper_ids) for o in single
+    ]
     assert snapshot_tables(batched_db) == snapshot_tables(single_db)
 
 
@@ -261,14 +274,15 @@ def test_a_failing_batch_transaction_loads_file_by_file(
     folder = tmp_path / "single"
     split_seeds(seed_folder, folder)
     expected_db = tmp_path / "expected.duckdb"
-    ingest_listings(str(folder), str(expected_db), AS_OF)
+    load_directly(folder, expected_db, per_file=True)
 
     def broken(self: store.BatchWrites) -> None:
         raise duckdb.ConstraintException("simulated failure of the batch insert")
 
     monkeypatch.setattr(store.BatchWrites, "flush", broken)
     fallback_db = tmp_path / "fallback.duckdb"
-    summary = ingest_listings(str(folder), str(fallback_db), AS_OF)
-    assert (summary.files_loaded, summary.files_duplicate, summary.new_papers) == (54, 3, 54)
+    outcomes = load_directly(folder, fallback_db, per_file=False)
+    assert Counter(o.status for o in outcomes) == {"loaded": 54, "duplicate": 3}
+    assert sum(o.new_papers for o in outcomes) == 54
     assert snapshot_by_path(fallback_db) == snapshot_by_path(expected_db)
     assert rows(fallback_db, "select count(*) from listing_files") == [(57,)]
