@@ -42,15 +42,23 @@ from paperwatch.batches import (
 )
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.dedup import update_near_duplicates
-from paperwatch.ingest import ListingFileStat, ScanResult, scan_folder, select_changed
+from paperwatch.ingest import (
+    ListingFileStat,
+    ScanResult,
+    hash_listing_files,
+    scan_folder,
+    select_changed,
+)
 from paperwatch.settings import Settings, load_settings
 from paperwatch.store import (
     FileOutcome,
     IngestSummary,
     RunContext,
     finish_run,
+    known_content_sizes,
     known_sequence_numbers,
     known_stats,
+    recognise_known_content,
     record_ignored,
     start_run,
 )
@@ -92,6 +100,7 @@ class _Pending:
     changed: list[ListingFileStat]
     sequence_numbers: set[int]
     newly_ignored: list[tuple[str, str]]
+    known_sizes: set[int]
 
 
 @task(name="scan-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
@@ -103,7 +112,27 @@ def scan_listing_files(settings: Settings, run: RunContext) -> _Pending:
         known = known_stats(con)
         numbers = known_sequence_numbers(con)
         fresh = record_ignored(con, list(scan.ignored), run)
-    return _Pending(scan, select_changed(scan.files, known), numbers, fresh)
+        sizes = known_content_sizes(con)
+    return _Pending(scan, select_changed(scan.files, known), numbers, fresh, sizes)
+
+
+@task(name="recognise-known-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def recognise_known_files(
+    settings: Settings, run: RunContext, pending: _Pending
+) -> tuple[list[FileOutcome], list[ListingFileStat]]:
+    """Hash the changed files that could hold recorded bytes (their size is recorded) and
+    record those whose bytes are known without parsing them
+    (:func:`paperwatch.store.recognise_known_content`); return their outcomes and the
+    files still to prepare."""
+    candidates = [f for f in pending.changed if f.size in pending.known_sizes]
+    hashed = hash_listing_files(candidates, settings.max_file_bytes)
+    if not hashed:
+        return [], pending.changed
+    present = {f.rel for f in pending.scan.files}
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        outcomes = recognise_known_content(con, hashed, present, run)
+    known = {o.rel for o in outcomes}
+    return outcomes, [f for f in pending.changed if f.rel not in known]
 
 
 @task(name="read-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
@@ -319,9 +348,9 @@ def ingest_listings(
         leftover = db.query(con, "pending_derived_work")[0]
     try:
         pending = scan_listing_files(settings, run)
-        scan, changed, numbers = pending.scan, pending.changed, set(pending.sequence_numbers)
+        scan, numbers = pending.scan, set(pending.sequence_numbers)
         summary.files_seen = len(scan.files)
-        summary.files_unchanged = len(scan.files) - len(changed)
+        summary.files_unchanged = len(scan.files) - len(pending.changed)
         summary.ignored = pending.newly_ignored
         for rel, reason in pending.newly_ignored:
             logger.warning("passed over %s: %s (mentioned once)", rel, reason)
@@ -329,8 +358,17 @@ def ingest_listings(
             "%d listing files in %s, %d new or changed",
             len(scan.files),
             settings.watch_dir,
-            len(changed),
+            len(pending.changed),
         )
+        recognised, changed = recognise_known_files(settings, run, pending)
+        if recognised:
+            for outcome in recognised:
+                summary.add(outcome)
+            logger.info(
+                "%s files already known by content; %s new",
+                f"{len(recognised):,}",
+                f"{len(changed):,}",
+            )
         done = 0
         started = time.monotonic()
         batches = plan_batches(changed, settings.batch_files, settings.batch_bytes)

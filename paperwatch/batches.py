@@ -16,11 +16,13 @@ workers).
   :attr:`PreparedBatch.failed` (the rest of the batch is), to be quarantined whole
   (:func:`paperwatch.store.quarantine_unprepared`);
 - :func:`check_batch` runs the two Great Expectations suites over the batch;
-- :func:`load_batch` loads each file of the batch in its own transaction.
+- :func:`load_batch` loads the files of the batch in one transaction (one insert per
+  table), or each file in its own when that fails.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import threading
@@ -49,6 +51,7 @@ from paperwatch.prepare import (
     prepare_files,
 )
 from paperwatch.store import (
+    BatchWrites,
     CheckedFile,
     FileOutcome,
     RunContext,
@@ -87,6 +90,8 @@ __all__ = [
     "store_batch_terms",
 ]
 
+_log = logging.getLogger(__name__)
+
 #: Below this many pending bytes a run prepares files in its own process: starting
 #: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
 POOL_MIN_BYTES = 8 * 1024 * 1024
@@ -104,14 +109,30 @@ class CheckedBatch:
     entries: pl.DataFrame
     entry_checks: SuiteResult
 
-    def of(self, index: int, rel: str) -> CheckedFile:
-        """File ``index`` of the batch (path ``rel``): its rows and the results restricted to them."""
-        rows = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
+    def entry_rows(self) -> dict[str, range]:
+        """The rows of :attr:`entries` of each file (by ``rel``): the files' rows are
+        consecutive, in batch order (one pass over the ``file`` column)."""
+        spans: dict[str, range] = {}
+        start = 0
+        for rel, length in (
+            self.entries["file"].rle().struct.unnest().select("value", "len").iter_rows()
+        ):
+            spans[rel] = range(start, start + length)
+            start += length
+        return spans
+
+    def of(self, index: int, rel: str, rows: range | None = None) -> CheckedFile:
+        """File ``index`` of the batch (path ``rel``): its rows and the results restricted to
+        them. ``rows``: its rows of :attr:`entries` (from :meth:`entry_rows`, for a batch of
+        many files); None to find them here."""
+        if rows is None:
+            found = self.entries.with_row_index("_row").filter(pl.col("file") == rel)
+            rows = range(0) if found.is_empty() else range(found["_row"][0], found["_row"][-1] + 1)
         return CheckedFile(
             file_row=self.files[index : index + 1],
             file_checks=self.file_checks.for_rows([index], self.files),
-            entries=rows.drop("_row"),
-            entry_checks=self.entry_checks.for_rows(rows["_row"].to_list(), self.entries),
+            entries=self.entries.slice(rows.start, len(rows)),
+            entry_checks=self.entry_checks.for_rows(list(rows), self.entries),
         )
 
 
@@ -425,24 +446,47 @@ def load_batch(
     run: RunContext,
     max_bytes: int,
 ) -> list[FileOutcome]:
-    """Load each file of the batch in its own transaction (:func:`paperwatch.store.load_file`),
+    """Load the files of the batch (:func:`paperwatch.store.load_file`) in one transaction,
     then quarantine whole each file whose preparation failed
     (:func:`paperwatch.store.quarantine_unprepared`; ``max_bytes`` is
     ``Settings.max_file_bytes``, the most of its bytes read again to be kept).
 
-    Which of the batch's paper ids are already recorded is read once for the batch (one
-    scan of ``papers``) and kept up to date in memory as the files load.
+    The batch's files share one transaction and one insert per table
+    (:class:`paperwatch.store.BatchWrites`): a batch of 1,000 one-abstract files costs a
+    few statements, not a dozen per file. Which of the batch's paper ids are already
+    recorded is read once for the batch (one scan of ``papers``) and kept up to date in
+    memory as the files load. When the batch's transaction fails, it is rolled back and
+    the files are loaded again each in its own transaction, so the file that fails is
+    found and the files before it stay loaded.
 
     Raises:
         duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
             of the batch stay loaded).
     """
-    known = existing_paper_ids(con, checked.entries["paper_id"])
-    outcomes = []
-    for index, file in enumerate(batch.prepared):
-        outcome = load_file(con, file, checked.of(index, file.stat.rel), run, known)
-        known.update(outcome.new_paper_ids)
-        outcomes.append(outcome)
+    spans = checked.entry_rows()
+    empty = range(0)
+    try:
+        with db.transaction(con):
+            known = existing_paper_ids(con, checked.entries["paper_id"])
+            writes = BatchWrites(con, [(f.stat.rel, f.sha256) for f in batch.prepared])
+            outcomes = []
+            for index, file in enumerate(batch.prepared):
+                rows = spans.get(file.stat.rel, empty)
+                outcome = load_file(
+                    con, file, checked.of(index, file.stat.rel, rows), run, known, writes
+                )
+                known.update(outcome.new_paper_ids)
+                outcomes.append(outcome)
+            writes.flush()
+    except duckdb.Error as exc:
+        _log.warning("loading the batch in one transaction failed (%s): file by file", exc)
+        known = existing_paper_ids(con, checked.entries["paper_id"])
+        outcomes = []
+        for index, file in enumerate(batch.prepared):
+            rows = spans.get(file.stat.rel, empty)
+            outcome = load_file(con, file, checked.of(index, file.stat.rel, rows), run, known)
+            known.update(outcome.new_paper_ids)
+            outcomes.append(outcome)
     for failure in batch.failed:
         outcomes.append(quarantine_unprepared(con, failure.stat, failure.reason, run, max_bytes))
     return outcomes

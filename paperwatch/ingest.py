@@ -306,6 +306,29 @@ def read_listing_file(stat: ListingFileStat, max_bytes: int) -> bytes | None:
         return handle.read()
 
 
+def hash_listing_files(
+    stats: Iterable[ListingFileStat], max_bytes: int
+) -> list[tuple[ListingFileStat, str]]:
+    """The sha256 (hex) of the bytes of each of ``stats``, read as
+    :func:`read_listing_file` reads them (no link followed, the scanned file only).
+
+    A file that cannot be read now (gone, replaced, no permission) or is larger than
+    ``max_bytes`` is left out: preparing it says what is wrong with it.
+
+    Returns:
+        ``(stat, sha256)`` pairs in the order of ``stats``.
+    """
+    hashed = []
+    for stat in stats:
+        try:
+            data = read_listing_file(stat, max_bytes)
+        except OSError:
+            continue
+        if data is not None:
+            hashed.append((stat, hashlib.sha256(data).hexdigest()))
+    return hashed
+
+
 _MAGIC = (
     (b"%PDF", "a PDF document"),
     (b"\x89PNG", "a PNG image"),

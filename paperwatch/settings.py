@@ -204,9 +204,15 @@ class Settings(BaseSettings):
         description="How long a writer waits for a DuckDB file lock before failing.",
     )
     # Defaults measured in bench/RESULTS.md: 1M abstracts in 20-file (29 MB) batches peaked
-    # at 3.9 GB; with 64 MiB batches at 5.3 GB and no faster.
+    # at 3.9 GB; with 64 MiB batches at 5.3 GB and no faster. batch_bytes is what bounds
+    # memory for listings of ~1,000 abstracts (22 files of 1.4 MB); each batch costs two
+    # Great Expectations runs (about 1 s each, whatever the rows), so many small files go
+    # in few batches (20,000 one-abstract files: 4 batches, not 1,000).
     batch_files: int = Field(
-        default=20, ge=1, description="Files read, validated and loaded together (bounds memory)."
+        default=5000,
+        ge=1,
+        description="At most this many files read, validated and loaded together (in one "
+        "transaction).",
     )
     batch_bytes: int = Field(
         default=32 * 1024 * 1024,

@@ -21,7 +21,6 @@ A failure part-way through a file rolls its transaction back: no half-loaded fil
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -37,6 +36,7 @@ from paperwatch.ingest import (
     read_listing_file,
     select_changed,
 )
+from paperwatch.parse import sequence_number
 from paperwatch.terms import abstract_key
 from paperwatch.validate import SuiteResult, failure_reasons
 
@@ -66,7 +66,8 @@ class RunContext:
 
 @dataclass(slots=True)
 class FileOutcome:
-    """What loading one file did. ``status``: loaded | quarantined | duplicate | unchanged."""
+    """What loading one file did. ``status``: loaded | quarantined | duplicate | moved |
+    unchanged | vanished."""
 
     rel: str
     status: str
@@ -114,12 +115,120 @@ def nothing_to_ingest(con: duckdb.DuckDBPyConnection, scan: ScanResult) -> bool:
 
 
 def known_sequence_numbers(con: duckdb.DuckDBPyConnection) -> set[int]:
-    """Sequence numbers of the listing files recorded so far (copies excluded)."""
+    """Sequence numbers of the listing files recorded so far (copies and moves excluded)."""
     rows = con.execute(
         "select distinct sequence_number from listing_files "
-        "where sequence_number is not null and status <> 'duplicate'"
+        "where sequence_number is not null and status not in ('duplicate', 'moved')"
     ).fetchall()
     return {int(r[0]) for r in rows}
+
+
+def known_content_sizes(con: duckdb.DuckDBPyConnection) -> set[int]:
+    """The sizes (bytes) of the files recorded so far: a file of another size cannot have
+    recorded bytes, so :func:`recognise_known_content` need not read it."""
+    return {
+        int(r[0]) for r in con.execute("select distinct size_bytes from listing_files").fetchall()
+    }
+
+
+def recognise_known_content(
+    con: duckdb.DuckDBPyConnection,
+    hashed: list[tuple[ListingFileStat, str]],
+    present: set[str],
+    run: RunContext,
+) -> list[FileOutcome]:
+    """Record, without parsing them, the files whose bytes are recorded already, in one
+    transaction (content, not paths: a moved or copied folder costs reading and hashing).
+
+    For each ``(stat, sha256)`` of ``hashed``, in order:
+
+    - the latest version recorded at ``stat.rel`` has these bytes: ``unchanged``, its
+      size and mtime refreshed (a folder copied or moved as a whole and watched at its
+      new place: the paths relative to it are the same);
+    - the bytes are recorded at another path that is in ``present`` (the scan's
+      paths): a ``duplicate`` row pointing at that file (``same bytes as …``), as a
+      copy found after parsing would be;
+    - the bytes are recorded at another path that is no longer there: a ``moved`` row
+      pointing at the file (``duplicate_of``, reason ``moved from …``), which adds no
+      entries, papers or listing files to the report;
+    - otherwise the file is not recognised (returned nothing for it): it is prepared.
+
+    Venue, year, header and entry count of a new row are the original's (same bytes, same
+    parse). Files recorded by a paperwatch version whose preparation failed
+    (``internal_error``) are not originals: those files are read again.
+
+    Args:
+        con: a read-write connection with the schema applied.
+        hashed: files and their sha256 (:func:`paperwatch.ingest.hash_listing_files`).
+        present: the ``rel`` of every file of this scan.
+        run: the run's id and clock.
+
+    Returns:
+        A :class:`FileOutcome` per recognised file (status ``unchanged``, ``duplicate`` or
+        ``moved``), in the order of ``hashed``.
+
+    Raises:
+        duckdb.Error: the transaction failed and was rolled back (nothing recorded).
+    """
+    if not hashed:
+        return []
+    outcomes: list[FileOutcome] = []
+    with db.transaction(con):
+        w = BatchWrites(con, [(stat.rel, sha) for stat, sha in hashed])
+        found: list[tuple[ListingFileStat, str, tuple[int, str]]] = []
+        for stat, sha in hashed:
+            unchanged = _unchanged(w, stat, sha)
+            if unchanged is not None:
+                outcomes.append(FileOutcome(rel=stat.rel, status="unchanged", file_id=unchanged))
+                continue
+            original = w.original(sha, stat.rel)
+            if original is not None:
+                found.append((stat, sha, original))
+        details: dict[int, tuple[object, ...]] = {}
+        if found:
+            ids = sorted({original[0] for _, _, original in found})
+            details = {
+                int(r[0]): tuple(r[1:])
+                for r in con.execute(
+                    "select file_id, venue, year, header, coalesce(entry_count, 0) "
+                    "from listing_files where list_contains(?, file_id)",
+                    [ids],
+                ).fetchall()
+            }
+        for stat, sha, (original_id, original_path) in found:
+            venue, year, header, entry_count = details[original_id]
+            moved = original_path not in present
+            reason = f"moved from {original_path}" if moved else f"same bytes as {original_path}"
+            row = {
+                "sha256": sha,
+                "path": stat.rel,
+                "name": stat.name,
+                "sequence_number": sequence_number(stat.name),
+                "size_bytes": stat.size,
+                "mtime_ns": stat.mtime_ns,
+                "venue": venue,
+                "year": year,
+                "header": header,
+                "first_seen": run.as_of,
+                "first_seen_week": run.week,
+                "run_id": run.run_id,
+                "paperwatch_version": __version__,
+                "supersedes": w.previous_loaded(stat.rel),
+                "status": "moved" if moved else "duplicate",
+                "duplicate_of": original_id,
+                "reason": reason,
+                "entry_count": entry_count,
+                "entries_loaded": 0,
+                "entries_quarantined": 0,
+            }
+            file_id = w.insert_file_row(row)
+            outcomes.append(
+                FileOutcome(rel=stat.rel, status=str(row["status"]), file_id=file_id, reason=reason)
+            )
+        w.flush()
+    order = {stat.rel: i for i, (stat, _) in enumerate(hashed)}
+    outcomes.sort(key=lambda o: order[o.rel])
+    return outcomes
 
 
 def record_ignored(
@@ -141,6 +250,298 @@ def record_ignored(
         )
         _insert_frame(con, "ignored_paths", frame)
     return fresh
+
+
+#: Columns of ``listing_files`` as :class:`BatchWrites` inserts them.
+LISTING_FILES_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "file_id": pl.Int32,
+    "sha256": pl.String,
+    "path": pl.String,
+    "name": pl.String,
+    "sequence_number": pl.Int32,
+    "size_bytes": pl.Int64,
+    "mtime_ns": pl.Int64,
+    "venue": pl.String,
+    "year": pl.Int32,
+    "header": pl.String,
+    "entry_count": pl.Int32,
+    "entries_loaded": pl.Int32,
+    "entries_quarantined": pl.Int32,
+    "status": pl.String,
+    "duplicate_of": pl.Int32,
+    "supersedes": pl.Int32,
+    "reason": pl.String,
+    "internal_error": pl.Boolean,
+    "paperwatch_version": pl.String,
+    "first_seen": pl.Datetime("us", "UTC"),
+    "first_seen_week": pl.String,
+    "loaded_at": pl.Datetime("us", "UTC"),
+    "run_id": pl.String,
+}
+
+#: Columns of the ``validation_results`` rows of one file.
+VALIDATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "run_id": pl.String,
+    "file_id": pl.Int32,
+    "suite": pl.String,
+    "expectation": pl.String,
+    "severity": pl.String,
+    "reason": pl.String,
+    "outcome": pl.String,
+    "success": pl.Boolean,
+    "element_count": pl.Int64,
+    "unexpected_count": pl.Int64,
+    "unexpected_examples": pl.List(pl.String),
+    "details": pl.String,
+    "validated_at": pl.Datetime("us", "UTC"),
+}
+
+
+class _Writes:
+    """Where :func:`load_file` reads what is recorded and writes its rows: straight to the
+    connection, one statement each (this class), or buffered for a whole batch
+    (:class:`BatchWrites`). Both give the same rows in the same order."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def latest(self, rel: str) -> tuple[int, str, bool] | None:
+        """(file_id, sha256, retry) of the latest version recorded at ``rel``."""
+        rows = db.query(self.con, "latest_file_version", path=rel, version=__version__)
+        if not rows:
+            return None
+        return int(rows[0]["file_id"]), str(rows[0]["sha256"]), bool(rows[0]["retry"])
+
+    def refresh_stat(self, file_id: int, size: int, mtime_ns: int) -> None:
+        self.con.execute(
+            "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
+            [size, mtime_ns, file_id],
+        )
+
+    def previous_loaded(self, rel: str) -> int | None:
+        return _previous_loaded(self.con, rel)
+
+    def original(self, sha256: str, rel: str) -> tuple[int, str] | None:
+        """(file_id, path) of the first recorded file with these bytes at another path."""
+        row = self.con.execute(
+            "select file_id, path from listing_files where sha256 = ? "
+            "and status not in ('duplicate', 'moved') and path <> ? and not (internal_error and paperwatch_version is distinct from ?) "
+            "order by file_id limit 1",
+            [sha256, rel, __version__],
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def insert_file_row(self, values: dict[str, object]) -> int:
+        return _insert_file_row(self.con, values)
+
+    def insert_frame(self, table: str, frame: pl.DataFrame) -> None:
+        _insert_frame(self.con, table, frame)
+
+    def insert_validation(self, columns: dict[str, list[object]]) -> None:
+        """Rows of ``validation_results`` (columns of :data:`VALIDATION_SCHEMA`)."""
+        self.insert_frame("validation_results", pl.DataFrame(columns, schema=VALIDATION_SCHEMA))
+
+    def insert_entries(
+        self,
+        good: pl.DataFrame,
+        first: list[bool],
+        file_id: int,
+        venue: object,
+        year: object,
+        run: RunContext,
+    ) -> None:
+        """The ``papers`` (entries marked ``first``) and ``paper_occurrences`` rows of a
+        loaded file's ``good`` entries."""
+        n = good.height
+        papers, occurrences = _entry_frames(
+            good, first, [file_id] * n, [venue] * n, [year] * n, run
+        )
+        self.insert_frame("papers", papers)
+        self.insert_frame("paper_occurrences", occurrences)
+
+
+class BatchWrites(_Writes):
+    """The writes of a batch of files, for one transaction: what is recorded about the
+    batch's paths and contents is read in three queries up front, and the rows of
+    ``listing_files``, ``validation_results``, ``quarantine``, ``papers`` and
+    ``paper_occurrences`` (and the refreshed stats) are inserted once per table by
+    :meth:`flush`. ``listing_files`` ids come from its sequence in file order, as one insert
+    per file would give them: the first is drawn when the first row is added, the rest
+    when the rows are flushed (checked to follow on; this process holds the writer lock).
+
+    Args:
+        con: a read-write connection inside a transaction (the lookups see it).
+        files: the batch's files (``rel`` and ``sha256``).
+    """
+
+    _TABLES = ("validation_results", "quarantine", "papers", "paper_occurrences")
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, files: list[tuple[str, str]]) -> None:
+        super().__init__(con)
+        keys = pl.DataFrame(
+            {"rel": [r for r, _ in files], "sha256": [h for _, h in files]},
+            schema={"rel": pl.String, "sha256": pl.String},
+        )
+        con.register("_pw_batch", keys.to_arrow())
+        try:
+            self._latest = {
+                str(r[0]): (int(r[1]), str(r[2]), bool(r[3]))
+                for r in con.execute(
+                    "select path, file_id, sha256, "
+                    "internal_error and paperwatch_version is distinct from ? "
+                    "from listing_files where path in (select rel from _pw_batch) "
+                    "qualify row_number() over "
+                    "(partition by path order by first_seen desc, file_id desc) = 1",
+                    [__version__],
+                ).fetchall()
+            }
+            self._previous = {
+                str(r[0]): int(r[1])
+                for r in con.execute(
+                    "select path, file_id from listing_files "
+                    "where status = 'loaded' and path in (select rel from _pw_batch) "
+                    "qualify row_number() over "
+                    "(partition by path order by first_seen desc, file_id desc) = 1"
+                ).fetchall()
+            }
+            self._originals: dict[str, list[tuple[int, str]]] = {}
+            for sha, file_id, path in con.execute(
+                "select sha256, file_id, path from listing_files "
+                "where sha256 in (select sha256 from _pw_batch) "
+                "and status not in ('duplicate', 'moved') "
+                "and not (internal_error and paperwatch_version is distinct from ?) "
+                "order by file_id",
+                [__version__],
+            ).fetchall():
+                self._originals.setdefault(str(sha), []).append((int(file_id), str(path)))
+        finally:
+            con.unregister("_pw_batch")
+        self._frames: dict[str, list[pl.DataFrame]] = {t: [] for t in self._TABLES}
+        self._stats: list[tuple[int, int, int]] = []
+        self._file_rows: list[dict[str, object]] = []
+        self._first_id: int | None = None
+        self._validation: dict[str, list[object]] = {c: [] for c in VALIDATION_SCHEMA}
+        self._entries: list[pl.DataFrame] = []
+        self._first: list[bool] = []
+        self._entry_file_ids: list[int] = []
+        self._venues: list[object] = []
+        self._years: list[object] = []
+        self._run: RunContext | None = None
+
+    def latest(self, rel: str) -> tuple[int, str, bool] | None:
+        return self._latest.get(rel)
+
+    def refresh_stat(self, file_id: int, size: int, mtime_ns: int) -> None:
+        self._stats.append((file_id, size, mtime_ns))
+
+    def previous_loaded(self, rel: str) -> int | None:
+        return self._previous.get(rel)
+
+    def original(self, sha256: str, rel: str) -> tuple[int, str] | None:
+        return next((o for o in self._originals.get(sha256, ()) if o[1] != rel), None)
+
+    def insert_file_row(self, values: dict[str, object]) -> int:
+        if self._first_id is None:
+            self._first_id = int(
+                self.con.execute("select nextval('listing_files_seq')").fetchall()[0][0]
+            )
+        file_id = self._first_id + len(self._file_rows)
+        self._file_rows.append(values | {"file_id": file_id})
+        if values["status"] not in ("duplicate", "moved"):
+            self._originals.setdefault(str(values["sha256"]), []).append(
+                (file_id, str(values["path"]))
+            )
+        return file_id
+
+    def insert_frame(self, table: str, frame: pl.DataFrame) -> None:
+        if frame.height:
+            self._frames[table].append(frame)
+
+    def insert_validation(self, columns: dict[str, list[object]]) -> None:
+        for name, values in columns.items():
+            self._validation[name].extend(values)
+
+    def insert_entries(
+        self,
+        good: pl.DataFrame,
+        first: list[bool],
+        file_id: int,
+        venue: object,
+        year: object,
+        run: RunContext,
+    ) -> None:
+        if good.height:
+            n = good.height
+            self._entries.append(good)
+            self._first.extend(first)
+            self._entry_file_ids.extend([file_id] * n)
+            self._venues.extend([venue] * n)
+            self._years.extend([year] * n)
+            self._run = run
+
+    def flush(self) -> None:
+        """Insert what was buffered (one statement per table).
+
+        Raises:
+            duckdb.SequenceException: the ``listing_files`` ids drawn meanwhile by another
+                connection (the batch's transaction is then rolled back by the caller).
+        """
+        if self._file_rows:
+            assert self._first_id is not None
+            last = self._first_id + len(self._file_rows) - 1
+            if len(self._file_rows) > 1:
+                drawn = self.con.execute(
+                    "select max(nextval('listing_files_seq')) from range(?)",
+                    [len(self._file_rows) - 1],
+                ).fetchall()
+                if int(drawn[0][0]) != last:
+                    raise duckdb.SequenceException(
+                        "listing_files_seq was advanced by another writer during the batch"
+                    )
+            columns = {c: [r.get(c) for r in self._file_rows] for c in LISTING_FILES_SCHEMA}
+            files = pl.DataFrame(columns, schema=LISTING_FILES_SCHEMA).with_columns(
+                pl.col("internal_error").fill_null(False)
+            )
+            _insert_frame(self.con, "listing_files", files)
+            self._file_rows, self._first_id = [], None
+        if self._entries and self._run is not None:
+            papers, occurrences = _entry_frames(
+                pl.concat(self._entries, how="vertical_relaxed"),
+                self._first,
+                self._entry_file_ids,
+                self._venues,
+                self._years,
+                self._run,
+            )
+            self._frames["papers"].append(papers)
+            self._frames["paper_occurrences"].append(occurrences)
+            self._entries, self._first, self._entry_file_ids = [], [], []
+            self._venues, self._years = [], []
+        if self._validation["run_id"]:
+            self._frames["validation_results"].insert(
+                0, pl.DataFrame(self._validation, schema=VALIDATION_SCHEMA)
+            )
+            self._validation = {c: [] for c in VALIDATION_SCHEMA}
+        if self._stats:
+            stats = pl.DataFrame(
+                self._stats,
+                schema={"file_id": pl.Int32, "size_bytes": pl.Int64, "mtime_ns": pl.Int64},
+                orient="row",
+            )
+            self.con.register("_pw_stats", stats.to_arrow())
+            try:
+                self.con.execute(
+                    "update listing_files set size_bytes = s.size_bytes, mtime_ns = s.mtime_ns "
+                    "from _pw_stats s where listing_files.file_id = s.file_id"
+                )
+            finally:
+                self.con.unregister("_pw_stats")
+            self._stats = []
+        for table in self._TABLES:
+            frames = self._frames[table]
+            if frames:
+                _insert_frame(self.con, table, pl.concat(frames, how="diagonal_relaxed"))
+            self._frames[table] = []
 
 
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
@@ -166,11 +567,11 @@ def _insert_file_row(con: duckdb.DuckDBPyConnection, values: dict[str, object]) 
 
 
 def _validation_rows(
-    con: duckdb.DuckDBPyConnection, file_id: int | None, run: RunContext, *suites: SuiteResult
+    w: _Writes, file_id: int | None, run: RunContext, *suites: SuiteResult
 ) -> None:
-    """Insert the results of ``suites`` for one file (one insert)."""
+    """Insert the results of ``suites`` for one file (one insert, or buffered)."""
     results = [r for suite in suites for r in suite.results]
-    frame = pl.DataFrame(
+    w.insert_validation(
         {
             "run_id": [run.run_id] * len(results),
             "file_id": [file_id] * len(results),
@@ -185,10 +586,8 @@ def _validation_rows(
             "unexpected_examples": [list(r.unexpected_examples) for r in results],
             "details": [r.details or None for r in results],
             "validated_at": [run.as_of] * len(results),
-        },
-        schema_overrides={"file_id": pl.Int32, "unexpected_examples": pl.List(pl.String)},
+        }
     )
-    _insert_frame(con, "validation_results", frame)
 
 
 def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
@@ -210,19 +609,15 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
     }
 
 
-def _unchanged(con: duckdb.DuckDBPyConnection, stat: ListingFileStat, sha256: str) -> int | None:
+def _unchanged(w: _Writes, stat: ListingFileStat, sha256: str) -> int | None:
     """The file_id of the latest version at ``stat.rel`` when it has these bytes (its stat
     is refreshed), else None. A version whose preparation failed under another paperwatch
     is not unchanged: the file is tried again."""
-    latest = db.query(con, "latest_file_version", path=stat.rel, version=__version__)
-    if not latest or latest[0]["sha256"] != sha256 or latest[0]["retry"]:
+    latest = w.latest(stat.rel)
+    if latest is None or latest[1] != sha256 or latest[2]:
         return None
-    file_id = int(latest[0]["file_id"])
-    con.execute(
-        "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
-        [stat.size, stat.mtime_ns, file_id],
-    )
-    return file_id
+    w.refresh_stat(latest[0], stat.size, stat.mtime_ns)
+    return latest[0]
 
 
 def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> set[str]:
@@ -251,7 +646,7 @@ def _previous_loaded(con: duckdb.DuckDBPyConnection, rel: str) -> int | None:
 
 
 def _quarantine_whole_file(
-    con: duckdb.DuckDBPyConnection,
+    w: _Writes,
     file_id: int,
     prepared: PreparedFile,
     reasons: list[str],
@@ -260,22 +655,35 @@ def _quarantine_whole_file(
 ) -> None:
     """The ``quarantine`` row of a whole file: its text when it was decoded, its bytes when
     they were kept (not text, or not prepared)."""
-    con.execute(
-        "insert into quarantine (kind, file_id, path, line, raw_text, raw_bytes, reasons, "
-        "expectations, quarantined_at, week, run_id) values ('file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            file_id,
-            prepared.stat.rel,
-            prepared.error_line,
-            prepared.text,
-            prepared.data,  # the bytes of a file that is not text, or was not prepared
-            reasons,
-            expectations,
-            run.as_of,
-            run.week,
-            run.run_id,
-        ],
+    row = pl.DataFrame(
+        {
+            "kind": ["file"],
+            "file_id": [file_id],
+            "path": [prepared.stat.rel],
+            "line": [prepared.error_line],
+            "raw_text": [prepared.text],
+            "raw_bytes": [prepared.data],  # the bytes of a file that is not text, or not prepared
+            "reasons": [reasons],
+            "expectations": [expectations],
+            "quarantined_at": [run.as_of],
+            "week": [run.week],
+            "run_id": [run.run_id],
+        },
+        schema={
+            "kind": pl.String,
+            "file_id": pl.Int32,
+            "path": pl.String,
+            "line": pl.Int32,
+            "raw_text": pl.String,
+            "raw_bytes": pl.Binary,
+            "reasons": pl.List(pl.String),
+            "expectations": pl.List(pl.String),
+            "quarantined_at": pl.Datetime("us", "UTC"),
+            "week": pl.String,
+            "run_id": pl.String,
+        },
     )
+    w.insert_frame("quarantine", row)
 
 
 #: ``quarantine.expectations`` of a file whose preparation failed (no suite judged it).
@@ -319,8 +727,9 @@ def quarantine_unprepared(
         prepared = prepare_file(stat, None, max_bytes)  # hashes it without reading it whole
     else:
         prepared = PreparedFile(stat=stat, sha256=hashlib.sha256(data).hexdigest(), data=data)
+    w = _Writes(con)
     with db.transaction(con):
-        unchanged = _unchanged(con, stat, prepared.sha256)
+        unchanged = _unchanged(w, stat, prepared.sha256)
         if unchanged is not None:
             return FileOutcome(rel=stat.rel, status="unchanged", file_id=unchanged)
         row = _base_row(prepared, run) | {
@@ -333,7 +742,7 @@ def quarantine_unprepared(
             "entries_quarantined": 0,
         }
         file_id = _insert_file_row(con, row)
-        _quarantine_whole_file(con, file_id, prepared, [reason], [PREPARE_FAILED], run)
+        _quarantine_whole_file(w, file_id, prepared, [reason], [PREPARE_FAILED], run)
     return FileOutcome(rel=stat.rel, status="quarantined", file_id=file_id, reason=reason)
 
 
@@ -343,8 +752,10 @@ def load_file(
     checked: CheckedFile,
     run: RunContext,
     known: set[str] | None = None,
+    writes: BatchWrites | None = None,
 ) -> FileOutcome:
-    """Load one prepared file in one transaction.
+    """Load one prepared file in one transaction (or, with ``writes``, as part of the
+    batch's transaction that the caller holds: see :class:`BatchWrites`).
 
     Args:
         con: a read-write connection with the schema applied.
@@ -354,6 +765,9 @@ def load_file(
         known: the ids among this file's entries that are in ``papers`` already (the
             batch loader looks them up once per batch, :func:`existing_paper_ids`);
             None to look them up here.
+        writes: the batch's :class:`BatchWrites` (the caller opened the transaction and
+            calls :meth:`BatchWrites.flush` before committing); None: this file's own
+            transaction, its rows written at once.
 
     Returns:
         A :class:`FileOutcome` with the counts.
@@ -361,8 +775,10 @@ def load_file(
     Raises:
         duckdb.Error: the load failed; the transaction was rolled back.
     """
+    if writes is not None:
+        return _load_file(con, prepared, checked, run, known, writes)
     with db.transaction(con):
-        return _load_file(con, prepared, checked, run, known)
+        return _load_file(con, prepared, checked, run, known, _Writes(con))
 
 
 def _load_file(
@@ -371,28 +787,23 @@ def _load_file(
     checked: CheckedFile,
     run: RunContext,
     known: set[str] | None,
+    w: _Writes,
 ) -> FileOutcome:
     rel = prepared.stat.rel
     entries, validation = checked.entries, checked.entry_checks
     # The latest version recorded at this path: the same bytes again are unchanged; other
     # bytes (including an earlier version restored) are a new version of the listing.
-    unchanged = _unchanged(con, prepared.stat, prepared.sha256)
+    unchanged = _unchanged(w, prepared.stat, prepared.sha256)
     if unchanged is not None:
         return FileOutcome(rel=rel, status="unchanged", file_id=unchanged)
 
     row = _base_row(prepared, run)
-    row["supersedes"] = _previous_loaded(con, rel)
+    row["supersedes"] = w.previous_loaded(rel)
 
-    original = con.execute(
-        "select file_id, path from listing_files where sha256 = ? and status <> 'duplicate' "
-        "and path <> ? and not (internal_error and paperwatch_version is distinct from ?) "
-        "order by file_id limit 1",
-        [prepared.sha256, rel, __version__],
-    ).fetchone()
+    original = w.original(prepared.sha256, rel)
     if original is not None:
         reason = f"same bytes as {original[1]}"
-        file_id = _insert_file_row(
-            con,
+        file_id = w.insert_file_row(
             row
             | {
                 "status": "duplicate",
@@ -409,8 +820,7 @@ def _load_file(
     file_failures = checked.file_checks.critical_failures().get(0, [])
     if file_failures:
         reasons = failure_reasons(checked.file_row, 0, file_failures)
-        file_id = _insert_file_row(
-            con,
+        file_id = w.insert_file_row(
             row
             | {
                 "status": "quarantined",
@@ -420,9 +830,9 @@ def _load_file(
                 "entries_quarantined": len(prepared.entries) if prepared.is_text else 0,
             },
         )
-        _validation_rows(con, file_id, run, checked.file_checks)
+        _validation_rows(w, file_id, run, checked.file_checks)
         _quarantine_whole_file(
-            con,
+            w,
             file_id,
             prepared,
             reasons,
@@ -439,8 +849,7 @@ def _load_file(
         )
 
     failures = validation.critical_failures()
-    file_id = _insert_file_row(
-        con,
+    file_id = w.insert_file_row(
         row
         | {
             "status": "loaded",
@@ -450,7 +859,7 @@ def _load_file(
             "entries_loaded": entries.height - len(failures),
         },
     )
-    _validation_rows(con, file_id, run, checked.file_checks, validation)
+    _validation_rows(w, file_id, run, checked.file_checks, validation)
 
     failed_index = sorted(failures)
     if failed_index:
@@ -472,22 +881,18 @@ def _load_file(
                 "run_id": [run.run_id] * bad.height,
             }
         )
-        _insert_frame(con, "quarantine", quarantined)
+        w.insert_frame("quarantine", quarantined)
 
-    good = entries.with_row_index("_row").filter(~pl.col("_row").is_in(failed_index)).drop("_row")
-    occurrences = good.select(
-        pl.lit(file_id, dtype=pl.Int32).alias("file_id"),
-        "position",
-        "line",
-        "paper_id",
-        pl.col("abstract_raw").alias("raw_text"),
-        pl.lit(run.run_id).alias("run_id"),
-        "listed_number",
+    good = (
+        entries.with_row_index("_row").filter(~pl.col("_row").is_in(failed_index)).drop("_row")
+        if failed_index
+        else entries
     )
+    paper_ids = good["paper_id"].to_list()
     if known is None:
         existing = existing_paper_ids(con, good["paper_id"])
     else:
-        existing = known.intersection(good["paper_id"].to_list())
+        existing = known.intersection(paper_ids)
     if row["supersedes"] is not None:
         # Entries carried over from earlier versions of this listing are not repeats.
         carried = {
@@ -501,32 +906,25 @@ def _load_file(
         existing_elsewhere = existing - carried
     else:
         existing_elsewhere = existing
-    seen_in_file: Counter[str] = Counter()
+    seen_in_file: set[str] = set()
     exact_duplicates = 0
-    for pid in good["paper_id"]:
-        if pid in existing_elsewhere or seen_in_file[pid]:
+    first: list[bool] = []  # the entry is a new paper (its first occurrence, not recorded)
+    for pid in paper_ids:
+        if pid in existing_elsewhere or pid in seen_in_file:
             exact_duplicates += 1
-        seen_in_file[pid] += 1
-    fresh = good.filter(~pl.col("paper_id").is_in(list(existing))).unique(
-        "paper_id", keep="first", maintain_order=True
+        first.append(pid is not None and pid not in existing and pid not in seen_in_file)
+        seen_in_file.add(pid)
+    new_ids = [pid for pid, new in zip(paper_ids, first, strict=True) if new]
+    new_keys = (
+        [
+            abstract_key(text)
+            for text, new in zip(good["abstract"].to_list(), first, strict=True)
+            if new
+        ]
+        if new_ids
+        else []
     )
-    papers = fresh.select(
-        "paper_id",
-        "abstract",
-        "abstract_raw",
-        "method_name",
-        "first_sentence",
-        "word_count",
-        "code_urls",
-        pl.lit(row["venue"], dtype=pl.String).alias("venue"),
-        pl.lit(row["year"], dtype=pl.Int32).alias("year"),
-        pl.lit(file_id, dtype=pl.Int32).alias("first_file_id"),
-        pl.col("position").alias("first_position"),
-        pl.lit(run.as_of).alias("first_seen"),
-        pl.lit(run.week).alias("first_seen_week"),
-    )
-    _insert_frame(con, "papers", papers)
-    _insert_frame(con, "paper_occurrences", occurrences)
+    w.insert_entries(good, first, file_id, row["venue"], row["year"], run)
     return FileOutcome(
         rel=rel,
         status="loaded",
@@ -534,11 +932,54 @@ def _load_file(
         entries=entries.height,
         entries_loaded=good.height,
         entries_quarantined=len(failed_index),
-        new_papers=papers.height,
+        new_papers=len(new_ids),
         exact_duplicates=exact_duplicates,
-        new_paper_ids=papers["paper_id"].to_list(),
-        new_paper_keys=[abstract_key(text) for text in papers["abstract"]],
+        new_paper_ids=new_ids,
+        new_paper_keys=new_keys,
     )
+
+
+def _entry_frames(
+    good: pl.DataFrame,
+    first: list[bool],
+    file_ids: list[int],
+    venues: list[object],
+    years: list[object],
+    run: RunContext,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The ``papers`` rows (the entries marked ``first``) and the ``paper_occurrences`` rows
+    (every entry) of loaded entries; ``file_ids``, ``venues``, ``years``: one per entry."""
+    rows = good.with_columns(
+        pl.Series("_file_id", file_ids, dtype=pl.Int32),
+        pl.Series("_venue", venues, dtype=pl.String),
+        pl.Series("_year", years, dtype=pl.Int32),
+        pl.Series("_first", first, dtype=pl.Boolean),
+    )
+    occurrences = rows.select(
+        pl.col("_file_id").alias("file_id"),
+        "position",
+        "line",
+        "paper_id",
+        pl.col("abstract_raw").alias("raw_text"),
+        pl.lit(run.run_id).alias("run_id"),
+        "listed_number",
+    )
+    papers = rows.filter(pl.col("_first")).select(
+        "paper_id",
+        "abstract",
+        "abstract_raw",
+        "method_name",
+        "first_sentence",
+        "word_count",
+        "code_urls",
+        pl.col("_venue").alias("venue"),
+        pl.col("_year").alias("year"),
+        pl.col("_file_id").alias("first_file_id"),
+        pl.col("position").alias("first_position"),
+        pl.lit(run.as_of).alias("first_seen"),
+        pl.lit(run.week).alias("first_seen_week"),
+    )
+    return papers, occurrences
 
 
 def start_run(
@@ -590,6 +1031,8 @@ class IngestSummary:
     files_duplicate: int = 0
     files_quarantined: int = 0
     files_vanished: int = 0
+    #: Files whose bytes were recorded at a path no longer there (also counted unchanged).
+    files_moved: int = 0
     entries: int = 0
     entries_loaded: int = 0
     entries_quarantined: int = 0
@@ -608,8 +1051,11 @@ class IngestSummary:
             "duplicate": "files_duplicate",
             "quarantined": "files_quarantined",
             "vanished": "files_vanished",
+            "moved": "files_unchanged",
         }[outcome.status]
         setattr(self, attribute, getattr(self, attribute) + 1)
+        if outcome.status == "moved":
+            self.files_moved += 1
         self.entries += outcome.entries
         self.entries_loaded += outcome.entries_loaded
         self.entries_quarantined += outcome.entries_quarantined
@@ -618,8 +1064,10 @@ class IngestSummary:
 
     @property
     def changed_anything(self) -> bool:
-        """True when the run recorded a new file (loaded, duplicate or quarantined)."""
-        return bool(self.files_loaded or self.files_duplicate or self.files_quarantined)
+        """True when the run recorded a new file (loaded, duplicate, moved or quarantined)."""
+        return bool(
+            self.files_loaded or self.files_duplicate or self.files_quarantined or self.files_moved
+        )
 
     def run_counts(self) -> dict[str, int]:
         """The ``ingest_runs`` columns of this summary."""

@@ -1,6 +1,7 @@
 -- The week's figures for the report header. $week is an ISO week such as 2026-W48.
 with week_files as (
-    select * from listing_files where first_seen_week = $week
+    -- a file moved to another path is not a new listing of the week
+    select * from listing_files where first_seen_week = $week and status <> 'moved'
 ),
 week_checks as (
     select v.*

@@ -1,6 +1,7 @@
 -- One row per version of a listing: a path with its content (an earlier content
 -- restored at the same path is a new version). A byte-identical copy under another
--- path is a row with status 'duplicate' pointing at the original.
+-- path is a row with status 'duplicate' pointing at the original; one found at a new path
+-- when the original's path is gone is a row with status 'moved' pointing at it.
 create sequence if not exists listing_files_seq start 1;
 create table if not exists listing_files (
     file_id integer primary key default nextval('listing_files_seq'),
@@ -16,8 +17,8 @@ create table if not exists listing_files (
     entry_count integer,                   -- entries parsed (null when the file could not be parsed)
     entries_loaded integer,
     entries_quarantined integer,
-    status varchar not null,               -- loaded | quarantined | duplicate
-    duplicate_of integer,                  -- file_id of the original, for status 'duplicate'
+    status varchar not null,               -- loaded | quarantined | duplicate | moved
+    duplicate_of integer,                  -- file_id of the original, for status 'duplicate' or 'moved'
     supersedes integer,                    -- file_id of the previous version at the same path
     reason varchar,                        -- why quarantined, or what it duplicates
     internal_error boolean not null default false, -- quarantined because preparing it failed

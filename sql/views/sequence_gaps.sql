@@ -5,7 +5,7 @@ create or replace view sequence_gaps as
 with numbers as (
     select distinct sequence_number as n
     from listing_files
-    where sequence_number is not null and status <> 'duplicate'
+    where sequence_number is not null and status not in ('duplicate', 'moved')
 ),
 ordered as (
     select n, lead(n) over (order by n) as next_n from numbers
