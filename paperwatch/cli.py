@@ -733,8 +733,10 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
             _republish_snapshot(settings)
     except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
         raise _database_exit(settings, exc) from None
-    except (FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _os_error_exit(settings, exc) from None
     return written
 
 

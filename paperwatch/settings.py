@@ -63,7 +63,12 @@ class TrendingSettings(BaseModel):
         default=3, ge=1, description="Papers a term needs this week to be scored."
     )
     top_n: int = Field(
-        default=15, ge=1, le=200, description="New, rising and falling terms shown (each)."
+        default=5,
+        ge=1,
+        le=200,
+        description="New, rising and falling terms shown (each; every reported term is "
+        "stored in trending_terms). Each shown term with its chart and examples takes about "
+        "3 KB of the e-mail's HTML budget.",
     )
     fdr: float = Field(
         default=0.05,

@@ -43,6 +43,7 @@ def rows(database: Path, sql: str) -> list[tuple]:
 def never_prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every file the run prepares (in this process: no worker pool)."""
     monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
     import paperwatch.prepare as prepare
 
     seen: list[str] = []

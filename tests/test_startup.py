@@ -173,7 +173,12 @@ def test_report_renders_without_prefect_the_same_bytes_as_the_flow(
         f"(plain text: {by_command / (SEEDS_WEEK + '.txt')})\n"
     )
     assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
-    names = [f"{SEEDS_WEEK}.html", f"{SEEDS_WEEK}.txt", f"{SEEDS_WEEK}-new-papers.csv"]
+    names = [
+        f"{SEEDS_WEEK}.html",
+        f"{SEEDS_WEEK}.txt",
+        f"{SEEDS_WEEK}-new-papers.csv",
+        "index.html",  # the archive page
+    ]
     assert sorted(p.name for p in by_command.iterdir()) == sorted(names)
     for name in names:
         assert sha(by_command / name) == sha(by_flow / name), name
