@@ -207,6 +207,8 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
         "first_seen_week": run.week,
         "run_id": run.run_id,
         "paperwatch_version": __version__,
+        "format": prepared.format,
+        "format_reason": prepared.format_reason,
     }
 
 
@@ -238,6 +240,76 @@ def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> 
     finally:
         con.unregister("_pw_ids")
     return {r[0] for r in rows}
+
+
+def papers_by_external_id(
+    con: duckdb.DuckDBPyConnection, external_ids: pl.Series
+) -> dict[str, str]:
+    """``{external_id: paper_id}`` for the ids of ``external_ids`` (a String series, nulls
+    ignored) that a loaded occurrence already carries: the paper of its earliest occurrence."""
+    ids = external_ids.drop_nulls().unique()
+    if ids.is_empty():
+        return {}
+    con.register("_pw_ext", pl.DataFrame({"external_id": ids}).to_arrow())
+    try:
+        rows = con.execute(
+            "select external_id, arg_min(paper_id, (file_id, position)) from paper_occurrences "
+            "semi join _pw_ext using (external_id) group by external_id"
+        ).fetchall()
+    finally:
+        con.unregister("_pw_ext")
+    return {r[0]: r[1] for r in rows}
+
+
+def join_external_ids(
+    good: pl.DataFrame, existing: set[str], known_external: dict[str, str]
+) -> pl.DataFrame:
+    """``good`` (entry rows) with ``text_paper_id`` (the id of each entry's own text) and
+    ``paper_id`` joined on ``external_id``: an entry whose text is a paper not seen before
+    (not in ``existing``, not earlier in the file) but whose external id names a paper
+    already loaded (``known_external``) or an earlier entry of the file is an occurrence
+    of that paper (an edited abstract of the same arXiv paper is a revision, not a new
+    paper). Text identity wins: an entry whose text is a known paper keeps it.
+    """
+    text_ids = good["paper_id"].to_list()
+    externals = good["external_id"].to_list()
+    mapping = dict(known_external)
+    seen = set(existing)
+    joined = []
+    for pid, ext in zip(text_ids, externals, strict=True):
+        target = pid
+        if ext is not None:
+            if pid not in seen and ext in mapping:
+                target = mapping[ext]
+            else:
+                mapping.setdefault(ext, pid)
+        seen.add(pid)
+        joined.append(target)
+    return good.with_columns(
+        pl.col("paper_id").alias("text_paper_id"), pl.Series("paper_id", joined, pl.String)
+    )
+
+
+def _fill_record_fields(con: duckdb.DuckDBPyConnection, good: pl.DataFrame) -> None:
+    """Give papers that have no title yet (first seen in a format without one) the title,
+    authors, URL and external id of the first of ``good``'s rows (entries of known papers)
+    that has a title or an external id: a paper's first-seen values, field by field."""
+    having = good.filter(pl.col("title").is_not_null() | pl.col("external_id").is_not_null())
+    if having.is_empty():
+        return
+    fields = having.unique("paper_id", keep="first", maintain_order=True).select(
+        "paper_id", "title", "authors", "url", "external_id"
+    )
+    con.register("_pw_fields", fields.to_arrow())
+    try:
+        con.execute(
+            "update papers set title = f.title, authors = f.authors, url = f.url, "
+            "external_id = coalesce(papers.external_id, f.external_id) from _pw_fields f "
+            "where papers.paper_id = f.paper_id and papers.title is null and papers.url is null "
+            "and papers.external_id is null"
+        )
+    finally:
+        con.unregister("_pw_fields")
 
 
 def _previous_loaded(con: duckdb.DuckDBPyConnection, rel: str) -> int | None:
@@ -475,6 +547,13 @@ def _load_file(
         _insert_frame(con, "quarantine", quarantined)
 
     good = entries.with_row_index("_row").filter(~pl.col("_row").is_in(failed_index)).drop("_row")
+    if known is None:
+        existing = existing_paper_ids(con, good["paper_id"])
+    else:
+        existing = known.intersection(good["paper_id"].to_list())
+    known_external = papers_by_external_id(con, good["external_id"])
+    good = join_external_ids(good, existing, known_external)
+    existing |= set(known_external.values()) & set(good["paper_id"].to_list())
     occurrences = good.select(
         pl.lit(file_id, dtype=pl.Int32).alias("file_id"),
         "position",
@@ -483,11 +562,12 @@ def _load_file(
         pl.col("abstract_raw").alias("raw_text"),
         pl.lit(run.run_id).alias("run_id"),
         "listed_number",
+        "title",
+        "authors",
+        "url",
+        "external_id",
+        "text_paper_id",
     )
-    if known is None:
-        existing = existing_paper_ids(con, good["paper_id"])
-    else:
-        existing = known.intersection(good["paper_id"].to_list())
     if row["supersedes"] is not None:
         # Entries carried over from earlier versions of this listing are not repeats.
         carried = {
@@ -524,9 +604,14 @@ def _load_file(
         pl.col("position").alias("first_position"),
         pl.lit(run.as_of).alias("first_seen"),
         pl.lit(run.week).alias("first_seen_week"),
+        "title",
+        "authors",
+        "url",
+        "external_id",
     )
     _insert_frame(con, "papers", papers)
     _insert_frame(con, "paper_occurrences", occurrences)
+    _fill_record_fields(con, good.filter(pl.col("paper_id").is_in(list(existing))))
     return FileOutcome(
         rel=rel,
         status="loaded",
