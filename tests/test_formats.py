@@ -124,3 +124,82 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
         ("entry", "papers.jsonl", 4, 5, ["no abstract"], POSITION_TITLE),
         ("file", "python_repr.jsonl", None, 1, [PYTHON_REASON], "{'title': 'Sparse Routers Forget Less', "),
     ]
+
+
+def test_report_shows_titles_and_lists_no_abstract_once_per_file(
+    ingested: tuple[Path, Path, object],
+) -> None:
+    from paperwatch import db
+    from paperwatch.report import collect_report, render_report
+    from paperwatch.settings import Settings
+
+    _, database, _ = ingested
+    with db.reader(database) as con:
+        report = render_report(collect_report(con, "2026-W48", Settings(), persist=False))
+    # The title of each new paper, linked to the URL its first record gave.
+    assert report.html.count('href="http://arxiv.org/abs/2611.04521v2"') == 1
+    assert ">Sparse Routers Forget Less</a>" in report.html
+    assert "* Counting Birds from Sound with Weak Labels (abstracts.txt #2)\n" in report.text
+    # Three records without an abstract in three files: one line per file, 3 entries.
+    assert report.text.count("no abstract: 1 record of this file") == 3
+    assert "Quarantined this week: 3 entries and 2 whole files" in report.text
+    rows_csv = report.csv.decode("utf-8-sig").splitlines()
+    assert rows_csv[0] == (
+        "paper_id,method_name,first_sentence,code_urls,source_file,position,"
+        "title,authors,url,external_id"
+    )
+    assert rows_csv[1].startswith(f"{ROUTERS},GateLock,")
+    assert rows_csv[1].endswith(
+        f",abstracts.txt,1,{ROUTERS_TITLE},Mira Okafor; Tomás Lindqvist,"
+        "http://arxiv.org/abs/2611.04521v2,arXiv:2611.04521"
+    )
+
+
+def test_edited_abstract_with_the_same_arxiv_id_is_a_revision(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(DATA / "papers.jsonl", folder / "papers.jsonl")
+    database = tmp_path / "pw.duckdb"
+    ingest_listings(str(folder), str(database), AS_OF)
+    edited = (
+        '{"arxiv_id": "2611.04521v4", "title": "Sparse Routers Forget Less", "abstract": '
+        '"Mixture-of-experts models lose earlier skills when they are fine-tuned on a narrow '
+        "task. We propose GateLock, a router penalty that keeps the expert assignment of old "
+        "inputs close to its value before tuning. On ten continual-learning benchmarks "
+        'GateLock cuts forgetting by 44% while adding under 2% training time."}\n'
+    )
+    (folder / "update.jsonl").write_text(edited, encoding="utf-8")
+    summary = ingest_listings(str(folder), str(database), LATER)
+    assert (summary.new_papers, summary.exact_duplicates, summary.entries_loaded) == (0, 1, 1)
+    [(paper_id, text_id, external)] = rows(
+        database,
+        "select o.paper_id, o.text_paper_id, o.external_id from paper_occurrences o "
+        "join listing_files f using (file_id) where f.name = 'update.jsonl'",
+    )
+    assert (paper_id, external) == (ROUTERS, "arXiv:2611.04521")
+    assert text_id != ROUTERS and len(text_id) == 16
+    assert rows(
+        database,
+        "select kind, method, is_revision, paper_id, file_name from duplicates_by_week "
+        "where week = '2026-W49'",
+    ) == [("exact", "external_id", True, ROUTERS, "update.jsonl")]
+    assert rows(database, "select count(*) from papers") == [(3,)]
+
+
+def test_a_pinned_format_wins_over_extension_and_content(tmp_path: Path) -> None:
+    from paperwatch.ingest import prepare_file, scan_folder
+
+    folder = tmp_path / "in"
+    (folder / "exports").mkdir(parents=True)
+    shutil.copy(DATA / "papers.jsonl", folder / "exports" / "week48.txt")
+    shutil.copy(DATA / "abstracts.txt", folder / "abstracts.txt")
+    scan = scan_folder(folder, {"exports": "jsonl", "*.txt": "text"})
+    decided = {
+        stat.rel: (prepared.format, prepared.format_reason, len(prepared.entries))
+        for stat in scan.files
+        for prepared in [prepare_file(stat, stat.path.read_bytes())]
+    }
+    assert decided == {
+        "abstracts.txt": ("text", "pinned by the formats setting ('*.txt')", 1),
+        "exports/week48.txt": ("jsonl", "pinned by the formats setting ('exports')", 4),
+    }

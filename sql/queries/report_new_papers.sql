@@ -6,7 +6,11 @@ select
     p.first_sentence,
     p.code_urls,
     f.name as source_file,
-    p.first_position as position
+    p.first_position as position,
+    p.title,                                   -- where the format has one (else null)
+    array_to_string(p.authors, '; ') as authors,
+    p.url,
+    p.external_id
 from papers p
 join listing_files f on f.file_id = p.first_file_id
 where p.first_seen_week = $week
