@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from xml.sax import SAXParseException
 
 import feedparser
 
@@ -38,7 +39,7 @@ def read(data: bytes, name: str) -> Listing:
 
     Raises:
         paperwatch.parse.ListingDecodeError: not UTF-8.
-        ReaderError: not a feed, or not well-formed with no entries read.
+        ReaderError: not a feed, or not well-formed.
     """
     return read_text(decode_listing(data, name), name)
 
@@ -61,15 +62,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
 
     Raises:
         ReaderError: the root is not ``<feed>``, ``<rss>`` or ``<rdf:RDF>``; or the XML
-            is not well-formed and feedparser read no entry (the line of the fault).
+            is not well-formed (a feed cut short: the line of the fault), so that no
+            entry is loaded from half a feed.
     """
     if text.startswith("\ufeff"):
         text = text[1:]
     if not _ROOT.search(text[:8192]):
         raise ReaderError("feed", None, "XML without a <feed>, <rss> or <rdf:RDF> root")
     parsed = feedparser.parse(text.encode("utf-8"))
-    if parsed.get("bozo") and not parsed.entries:
-        exc = parsed.get("bozo_exception")
+    exc = parsed.get("bozo_exception")
+    if parsed.get("bozo") and (isinstance(exc, SAXParseException) or not parsed.entries):
         line = exc.getLineNumber() if hasattr(exc, "getLineNumber") else None
         detail = getattr(exc, "getMessage", lambda: str(exc))()
         raise ReaderError("feed", line, f"not well-formed XML ({detail})")
