@@ -71,8 +71,12 @@ def as_markdown(rs: list[dict[str, str]]) -> str:
 def as_json(rs: list[dict[str, str]]) -> str:
     return json.dumps(
         [
-            {"id": r["id"], "title": r["title"], "authors": r["authors"].split(" and "),
-             "abstract": r["abstract"]}
+            {
+                "id": r["id"],
+                "title": r["title"],
+                "authors": r["authors"].split(" and "),
+                "abstract": r["abstract"],
+            }
             for r in rs
         ],
         ensure_ascii=False,
@@ -82,8 +86,11 @@ def as_json(rs: list[dict[str, str]]) -> str:
 
 def as_jsonl(rs: list[dict[str, str]]) -> str:
     return "".join(
-        json.dumps({"arxiv_id": r["id"], "title": r["title"], "abstract": r["abstract"]},
-                   ensure_ascii=False) + "\n"
+        json.dumps(
+            {"arxiv_id": r["id"], "title": r["title"], "abstract": r["abstract"]},
+            ensure_ascii=False,
+        )
+        + "\n"
         for r in rs
     )
 
@@ -133,7 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rs = records(args.records)
     print(f"{args.records:,} records; paperwatch.readers.read per format (one run each)")
-    print(f"{'format':<9} {'file':<14} {'MB':>7} {'records':>9} {'s':>7} {'MB/s':>7} {'records/s':>10}")
+    print(
+        f"{'format':<9} {'file':<14} {'MB':>7} {'records':>9} {'s':>7} {'MB/s':>7} {'records/s':>10}"
+    )
     text_rate = None
     for fmt in args.formats.split(","):
         name, write = WRITERS[fmt]

@@ -146,7 +146,10 @@ class Settings(BaseSettings):
         extra="ignore",
     )
 
-    watch_dir: Path = Field(default=Path("seeds"), description="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss).")
+    watch_dir: Path = Field(
+        default=Path("seeds"),
+        description="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss).",
+    )
     database: Path = Field(default=Path("data/paperwatch.duckdb"), description="The DuckDB file.")
     report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")
     snapshot: str | None = Field(
@@ -212,14 +215,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Listing files larger than this are quarantined unread.",
     )
-    formats: dict[
-        str, Literal["text", "lines", "markdown", "json", "jsonl", "bibtex", "feed"]
-    ] = Field(
-        default_factory=dict,
-        description="Pin the format of files by folder or glob, relative to watch_dir "
-        '(``{"digests" = "markdown", "exports/*.txt" = "jsonl"}``); the longest matching '
-        "pattern wins; files no pattern matches are judged by extension, then content "
-        "(docs/formats.md).",
+    formats: dict[str, Literal["text", "lines", "markdown", "json", "jsonl", "bibtex", "feed"]] = (
+        Field(
+            default_factory=dict,
+            description="Pin the format of files by folder or glob, relative to watch_dir "
+            '(``{"digests" = "markdown", "exports/*.txt" = "jsonl"}``); the longest matching '
+            "pattern wins; files no pattern matches are judged by extension, then content "
+            "(docs/formats.md).",
+        )
     )
 
     dedup: DedupSettings = Field(default_factory=DedupSettings)

@@ -54,9 +54,29 @@ def test_each_format_loads_with_exact_counts(ingested: tuple[Path, Path, object]
         "select name, format, format_reason, status, venue, year, entry_count, "
         "entries_loaded, entries_quarantined from listing_files order by name",
     ) == [
-        ("abstracts.txt", "lines", "by content: one abstract per line", "loaded", "NeurIPS", 2026, 3, 3, 0),
-        ("ambiguous.txt", None, "ambiguous: the content could be BibTeX or a Markdown digest (bibtex, markdown); "
-         "pin the format with the formats setting", "quarantined", None, None, 0, 0, 0),
+        (
+            "abstracts.txt",
+            "lines",
+            "by content: one abstract per line",
+            "loaded",
+            "NeurIPS",
+            2026,
+            3,
+            3,
+            0,
+        ),
+        (
+            "ambiguous.txt",
+            None,
+            "ambiguous: the content could be BibTeX or a Markdown digest (bibtex, markdown); "
+            "pin the format with the formats setting",
+            "quarantined",
+            None,
+            None,
+            0,
+            0,
+            0,
+        ),
         ("arxiv_api.atom", "feed", "by extension (.atom)", "loaded", None, None, 2, 2, 0),
         ("arxiv_new.rss", "feed", "by extension (.rss)", "loaded", None, None, 1, 1, 0),
         ("digest.md", "markdown", "by extension (.md)", "loaded", "NeurIPS", 2026, 4, 3, 1),
@@ -74,9 +94,27 @@ def test_same_papers_in_every_format_are_one_paper(ingested: tuple[Path, Path, o
     assert rows(
         database, "select paper_id, title, authors, url, external_id from papers order by title"
     ) == [
-        (SHEETS, SHEETS_TITLE, ["Priya Raman", "Oliver Stein"], "https://arxiv.org/abs/2611.06002", "arXiv:2611.06002"),
-        (BIRDS, BIRDS_TITLE, ["Lena Brandt", "Kofi Mensah", "Yu Han"], "http://arxiv.org/abs/2611.05873v1", "arXiv:2611.05873"),
-        (ROUTERS, ROUTERS_TITLE, ["Mira Okafor", "Tomás Lindqvist"], "http://arxiv.org/abs/2611.04521v2", "arXiv:2611.04521"),
+        (
+            SHEETS,
+            SHEETS_TITLE,
+            ["Priya Raman", "Oliver Stein"],
+            "https://arxiv.org/abs/2611.06002",
+            "arXiv:2611.06002",
+        ),
+        (
+            BIRDS,
+            BIRDS_TITLE,
+            ["Lena Brandt", "Kofi Mensah", "Yu Han"],
+            "http://arxiv.org/abs/2611.05873v1",
+            "arXiv:2611.05873",
+        ),
+        (
+            ROUTERS,
+            ROUTERS_TITLE,
+            ["Mira Okafor", "Tomás Lindqvist"],
+            "http://arxiv.org/abs/2611.04521v2",
+            "arXiv:2611.04521",
+        ),
     ]
     # Every format's occurrence of each paper, with the title and id that format gave.
     assert rows(
@@ -118,11 +156,25 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
         "select kind, path, position, line, reasons, left(raw_text, 40) from quarantine "
         "order by path, position",
     ) == [
-        ("file", "ambiguous.txt", None, None, [AMBIGUOUS_REASON], "@misc{digest2026, note = {kept with the "),
+        (
+            "file",
+            "ambiguous.txt",
+            None,
+            None,
+            [AMBIGUOUS_REASON],
+            "@misc{digest2026, note = {kept with the ",
+        ),
         ("entry", "digest.md", 4, 49, ["no abstract"], POSITION_TITLE),
         ("entry", "papers.bib", 4, 46, ["no abstract"], POSITION_TITLE),
         ("entry", "papers.jsonl", 4, 5, ["no abstract"], POSITION_TITLE),
-        ("file", "python_repr.jsonl", None, 1, [PYTHON_REASON], "{'title': 'Sparse Routers Forget Less', "),
+        (
+            "file",
+            "python_repr.jsonl",
+            None,
+            1,
+            [PYTHON_REASON],
+            "{'title': 'Sparse Routers Forget Less', ",
+        ),
     ]
 
 

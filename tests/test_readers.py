@@ -63,7 +63,9 @@ def test_markdown_digest_fields_and_dropped_blocks() -> None:
         "https://arxiv.org/abs/2611.04521",
     )
     # The <details> block (with a BibTeX code block) is not part of the abstract.
-    assert first.text.endswith("GateLock cuts forgetting by 41% while adding under 2% training time.")
+    assert first.text.endswith(
+        "GateLock cuts forgetting by 41% while adding under 2% training time."
+    )
     assert "@inproceedings" not in " ".join(e.text for e in listing.entries)
     assert len(first.line_breaks) == 3  # four source lines, joined
     assert second.external_id == "arXiv:2611.05873"  # from a block quote's paper, v2 dropped
@@ -112,14 +114,20 @@ def test_json_syntax_errors_and_non_records_name_the_line() -> None:
     assert str(caught.value) == "cannot be read as JSON: line 3: Expecting value (column 15)"
     with pytest.raises(ReaderError) as caught:
         readers.read_text("jsonl", '{"abstract": "x"}\n["a list"]\n', "a.jsonl")
-    assert str(caught.value) == "cannot be read as JSON Lines: line 2: a JSON list, not a record (an object)"
+    assert (
+        str(caught.value)
+        == "cannot be read as JSON Lines: line 2: a JSON list, not a record (an object)"
+    )
 
 
 def test_feed_that_is_not_a_feed_or_not_well_formed() -> None:
     with pytest.raises(ReaderError, match="without a <feed>, <rss> or <rdf:RDF> root"):
         readers.read(b'<?xml version="1.0"?><catalog><book/></catalog>', "books.xml")
     with pytest.raises(ReaderError) as caught:
-        readers.read(b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n<entry>\n', "x.atom")
+        readers.read(
+            b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n<entry>\n',
+            "x.atom",
+        )
     assert caught.value.line == 4
 
 
@@ -131,7 +139,11 @@ def test_feed_that_is_not_a_feed_or_not_well_formed() -> None:
         ("a.txt", '{"abstract": "x"}\n{"abstract": "y"}\n', ("jsonl", "by content: JSON Lines")),
         ("a.txt", '[{"abstract": "x"}]', ("json", "by content: JSON")),
         ("a.txt", "% refs\n@article{a, title={T}}\n", ("bibtex", "by content: BibTeX")),
-        ("a.txt", "<?xml version='1.0'?>\n<rss version='2.0'/>", ("feed", "by content: an Atom or RSS feed")),
+        (
+            "a.txt",
+            "<?xml version='1.0'?>\n<rss version='2.0'/>",
+            ("feed", "by content: an Atom or RSS feed"),
+        ),
         ("a.txt", "<html><body>hi</body></html>", ("text", "by content: paragraphs of text")),
     ],
 )

@@ -120,8 +120,7 @@ def content_candidates(text: str) -> tuple[str, ...]:
         len(lines) >= 2
         and all(lines)
         and all(
-            len(line.split()) >= _LINE_MIN_WORDS and line.endswith(_SENTENCE_END)
-            for line in lines
+            len(line.split()) >= _LINE_MIN_WORDS and line.endswith(_SENTENCE_END) for line in lines
         )
     ):
         candidates.append("lines")

@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 
 import bibtexparser
-from bibtexparser.model import DuplicateBlockKeyBlock, Entry as BibEntry, ParsingFailedBlock
+from bibtexparser.model import DuplicateBlockKeyBlock, ParsingFailedBlock
+from bibtexparser.model import Entry as BibEntry
 from pylatexenc.latex2text import LatexNodes2Text
 
-from paperwatch.parse import Header, Listing, decode_listing, parse_header
+from paperwatch.parse import Entry, Header, Listing, decode_listing, parse_header
 from paperwatch.readers import ReaderError
 from paperwatch.readers.records import external_id, first_url, one_line, record_entry
 
@@ -132,20 +133,22 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     header: Header | None = None
     volumes = [r for r in records if r.entry_type.lower() in _VOLUME_TYPES]
     if len(volumes) == 1:
-        fields = volumes[0].fields_dict
-        title = fields.get("shorttitle") or fields.get("booktitle") or fields.get("title")
-        year = fields.get("year")
+        volume = volumes[0].fields_dict
+        title = volume.get("shorttitle") or volume.get("booktitle") or volume.get("title")
+        year = volume.get("year")
         if title is not None:
             venue = _text(str(title.value)) or ""
             year_text = str(year.value) if year is not None else ""
             if year_text and year_text in venue:
                 year_text = ""
             header = parse_header(f"{venue} {year_text}".strip()) if venue else None
-    entries = []
+    entries: list[Entry] = []
     for record in records:
         if record.entry_type.lower() in _VOLUME_TYPES:
             continue
-        fields = {key.lower(): str(f.value) for key, f in record.fields_dict.items()}
+        fields: dict[str, str] = {
+            key.lower(): str(value.value) for key, value in record.fields_dict.items()
+        }
         abstract = fields.get("abstract")
         doi_value = fields.get("doi")
         url = first_url(fields.get("url")) or first_url(fields.get("pdf"))

@@ -135,7 +135,9 @@ def _records_with_lines(text: str, value: Any) -> list[tuple[int, Any]]:
     raise ReaderError("json", 1, f"a JSON {type(value).__name__}, not records")
 
 
-def _array_lines(text: str, items: list[Any], start: int, index: LineIndex) -> list[tuple[int, Any]]:
+def _array_lines(
+    text: str, items: list[Any], start: int, index: LineIndex
+) -> list[tuple[int, Any]]:
     """Each item of the array that starts at offset ``start`` with the line it starts at
     (found by decoding the array item by item; line 1 for all when ``start`` is unknown)."""
     if start < 0:
@@ -162,7 +164,8 @@ def _unwrap(value: Any) -> Any:
 
 
 def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    content = record.get("content") if isinstance(record.get("content"), dict) else {}
+    held = record.get("content")
+    content: dict[str, Any] = held if isinstance(held, dict) else {}
     for source in (record, content):
         for key in keys:
             if key in source:

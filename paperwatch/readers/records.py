@@ -75,10 +75,10 @@ def external_id(
     openreview.net). A DOI that arXiv mints for a paper (``10.48550/arXiv.2611.01234``)
     is its arXiv id.
     """
-    urls = [u for u in urls if u]
+    links: list[str] = [u for u in urls if u]
     found = arxiv_id(arxiv)
     if found is None:
-        for url in urls:
+        for url in links:
             if (found := arxiv_id(url) if "arxiv.org" in url.lower() else None) is not None:
                 break
     if found is None and doi_value and "arxiv." in doi_value.lower():
@@ -87,14 +87,14 @@ def external_id(
         return f"arXiv:{found}"
     found = doi(doi_value)
     if found is None:
-        for url in urls:
+        for url in links:
             if "doi.org/" in url.lower() and (found := doi(url)) is not None:
                 break
     if found is not None:
         return f"doi:{found}"
     if openreview:
         return f"openreview:{openreview.strip()}"
-    for url in urls:
+    for url in links:
         match = _OPENREVIEW_URL.search(url)
         if match:
             return f"openreview:{match.group(1)}"
