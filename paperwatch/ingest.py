@@ -32,7 +32,14 @@ from paperwatch.parse import (
     parse_header,
     sequence_number,
 )
-from paperwatch.readers import EXTENSIONS, ReaderError, decide_format, pinned_format, read_text
+from paperwatch.readers import (
+    EXTENSIONS,
+    FormatDecision,
+    ReaderError,
+    decide_format,
+    pinned_format,
+    read_text,
+)
 from paperwatch.shapes import (
     entry_shape,
     file_format,
@@ -431,10 +438,12 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
             stat=stat, sha256=digest, decode_error=detail, error_line=exc.line, data=data
         )
     lfs = lfs_pointer_detail(text)
-    if lfs is not None:
-        return PreparedFile(stat=stat, sha256=digest, text=text, lfs_detail=lfs)
     pins = {stat.pinned[1]: stat.pinned[0]} if stat.pinned else None
-    decision = decide_format(stat.rel, text, pins)
+    decision = (
+        decide_format(stat.rel, text, pins)
+        if lfs is None
+        else FormatDecision("text", "a Git LFS pointer: read as text")
+    )
     if decision.format is None:
         return PreparedFile(
             stat=stat,
@@ -492,7 +501,8 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         header=listing.header,
         entries=tuple(entries),
         text=text,
-        file_format=file_format(text) if plain else None,
+        lfs_detail=lfs,
+        file_format=file_format(text) if plain and lfs is None else None,
         format=decision.format,
         format_reason=decision.reason,
     )

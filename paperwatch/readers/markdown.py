@@ -15,8 +15,10 @@ shape it reads is what digest generators and reading lists write::
   ``#### Abstract``, labels what follows.
 - A paper's abstract is its ``Abstract:`` field (with the lines that continue it), else
   its unlabelled paragraphs and block quotes. A paper with neither has no abstract.
-- ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks, tables and
-  HTML are dropped.
+- A table whose header names a ``Title`` or ``Abstract`` column is a table of papers:
+  one paper per row (title, authors, links, abstract where there is a column), and the
+  file's headings are then sections. Other tables, ``<details>`` blocks (collapsed
+  BibTeX, long author lists), code blocks and HTML are dropped.
 - Text outside any paper (an introduction before the first paper's heading) is the
   digest's own prose: not a paper.
 - Without headings, ``---`` rules separate the papers; a file of plain paragraphs
@@ -78,7 +80,22 @@ _DETAILS_OPEN = re.compile(r"<details\b", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
 _ABSTRACT_HEADING = re.compile(r"\A\W*(abstract|summary|摘要)\W*\Z", re.IGNORECASE)
 
-_PARSER = MarkdownIt("commonmark")
+_PARSER = MarkdownIt("commonmark").enable("table")
+#: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
+_TABLE_FIELDS = {
+    "title": "title",
+    "paper": "title",
+    "paper title": "title",
+    "abstract": "abstract",
+    "summary": "abstract",
+    "authors": "authors",
+    "author": "authors",
+    "pdf": "url",
+    "link": "url",
+    "url": "url",
+    "arxiv": "url",
+    "paper link": "url",
+}
 
 
 @dataclass(slots=True)
@@ -123,6 +140,53 @@ def _inline_text(token: Token) -> tuple[str, list[str]]:
     return " ".join("".join(parts).split()), links
 
 
+def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int]:
+    """The rows (lists of cell inline tokens) of the table opening at ``start``, and the
+    index of its ``table_close``."""
+    rows: list[list[Token]] = []
+    index = start
+    while index < len(tokens) and tokens[index].type != "table_close":
+        token = tokens[index]
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(token)
+        index += 1
+    return rows, index
+
+
+def _record_columns(rows: list[list[Token]]) -> dict[int, str] | None:
+    """Column index → field of a table whose header names a title or abstract column."""
+    if len(rows) < 2:
+        return None
+    names = [" ".join(_inline_text(cell)[0].lower().split()) for cell in rows[0]]
+    columns = {i: _TABLE_FIELDS[n] for i, n in enumerate(names) if n in _TABLE_FIELDS}
+    if not {"title", "abstract"} & set(columns.values()):
+        return None
+    return columns
+
+
+def _table_papers(rows: list[list[Token]], columns: dict[int, str]) -> list[_Paper]:
+    """One paper per body row of a records table (title, authors, links, abstract)."""
+    papers = []
+    for row in rows[1:]:
+        line = (row[0].map[0] + 1) if row and row[0].map else 1
+        paper = _Paper(line=line)
+        for i, cell in enumerate(row):
+            text, links = _inline_text(cell)
+            field_name = columns.get(i)
+            if field_name == "title":
+                paper.title = text or None
+            elif field_name == "abstract" and cell.content.strip():
+                paper.abstract.append((line, cell.content.strip()))
+            elif field_name == "authors":
+                paper.authors = author_names(text)
+            paper.urls.extend(links)
+        if paper.has_content():
+            papers.append(paper)
+    return papers
+
+
 def _papers_level(tokens: list[Token]) -> int | None:
     """The heading level used most (ties: the deeper), or None without headings."""
     levels = Counter(int(t.tag[1]) for t in tokens if t.type == "heading_open")
@@ -149,6 +213,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     details = 0
     in_heading: int | None = None
     by_paragraph = level is None and not any(t.type == "hr" for t in tokens)
+    tables = {}
+    for index, token in enumerate(tokens):
+        if token.type == "table_open":
+            rows, _ = _table_rows(tokens, index)
+            columns = _record_columns(rows)
+            if columns is not None:
+                tables[index] = _table_papers(rows, columns)
+    if tables:  # a table of papers: headings are sections, prose is the digest's own
+        level, by_paragraph = 0, False
+    skip_until = -1
 
     def close() -> None:
         nonlocal paper
@@ -157,6 +231,13 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         paper = None
 
     for index, token in enumerate(tokens):
+        if index <= skip_until:
+            continue
+        if token.type == "table_open":
+            close()
+            papers.extend(tables.get(index, []))
+            skip_until = _table_rows(tokens, index)[1]
+            continue
         if token.type == "html_block":
             details += len(_DETAILS_OPEN.findall(token.content))
             details = max(0, details - len(_DETAILS_CLOSE.findall(token.content)))
@@ -177,7 +258,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         first_line = token.map[0] + 1
         if in_heading is not None:
             heading, links = _inline_text(token)
-            if level is not None and in_heading < level:
+            if level is not None and (in_heading < level or level == 0):
                 close()
                 if header is None and not papers:
                     header = parse_header(heading)
