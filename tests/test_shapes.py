@@ -196,7 +196,7 @@ def test_more_file_formats() -> None:
     assert file_format("<!DOCTYPE html>\n<html></html>") == "an HTML page (.html)"
     assert file_format("# NeurIPS 2026\n\n" + ABSTRACT) is None  # one heading is not a digest
     assert format_note("BibTeX (.bib)") == (
-        "the file looks like BibTeX (.bib); paperwatch reads only plain-text listings today"
+        "the file looks like BibTeX (.bib); paperwatch has no reader for that format and read it as plain text"
     )
     assert format_note(None) is None
 
