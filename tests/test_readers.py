@@ -175,3 +175,43 @@ def test_pins_by_folder_and_glob_longest_wins() -> None:
 )
 def test_external_ids_are_normalised(kwargs: dict[str, object], expected: str | None) -> None:
     assert external_id(**kwargs) == expected  # type: ignore[arg-type]
+
+
+# Shapes found in public repositories (a static-site paper page, a numbered Chinese digest,
+# a PMLR volume), rewritten as small fixtures in our own words.
+FOUND = Path(__file__).parent / "data" / "formats_found"
+
+
+def test_found_paper_page_with_front_matter_toolbar_and_two_abstracts() -> None:
+    [entry] = readers.read((FOUND / "paper_page.md").read_bytes(), "paper_page.md").entries
+    # Front matter is not a paper; the toolbar's link is the URL; of the translated and the
+    # original abstract sections, the original is the abstract.
+    assert (entry.title, entry.url, entry.external_id, entry.line) == (
+        "Sparse Routers Forget Less",
+        "https://arxiv.org/abs/2611.04521",
+        "arXiv:2611.04521",
+        6,
+    )
+    assert entry.authors == ("Mira Okafor", "Tomás Lindqvist")
+    assert clean_abstract(entry.text).paper_id == ROUTERS
+
+
+def test_found_numbered_digest_with_chinese_labels() -> None:
+    listing = readers.read((FOUND / "numbered_digest_zh.md").read_bytes(), "digest.md")
+    assert [(e.listed_number, e.title, e.external_id, e.text[:12]) for e in listing.entries] == [
+        (1, "稀疏路由器遗忘更少", "arXiv:2611.04521", "专家混合模型在窄任务上微"),
+        (2, "从声音中数鸟：弱标签下的计数", "arXiv:2611.05873", "声学监测站记录了数千小时的"),
+    ]
+
+
+def test_found_pmlr_volume() -> None:
+    listing = readers.read((FOUND / "pmlr_volume.bib").read_bytes(), "pmlr_volume.bib")
+    assert listing.header is not None and listing.header.text == "ICML 2026"
+    first, second = listing.entries
+    assert first.title == "Sparse Routers Forget Less: GateLock for Continual Mixture-of-Experts"
+    assert first.authors == ("Mira Okafor", "Tomás Lindqvist", "José Hernández-Ruiz")
+    assert clean_abstract(first.text).paper_id == ROUTERS
+    assert (second.no_abstract, second.url) == (
+        True,
+        "https://proceedings.mlr.press/v301/brandt26b.html",
+    )

@@ -6,7 +6,7 @@ skipped. Why bibtexparser and not pybtex: docs/formats.md. This module maps its 
 
 - ``@proceedings`` (and ``@book``, ``@periodical``: a volume, not a paper) records are
   not papers and give no entry; their ``booktitle``/``title`` and ``year`` give the header
-  when the file has one proceedings record;
+  when the file has one proceedings record (``shorttitle`` or PMLR's ``shortname`` first);
 - abstract: the ``abstract`` field, as written (its LaTeX is removed by the cleaner like
   any abstract's, so the same abstract keeps its ``paper_id``), with TeX escapes of
   special characters (``\\%``, ``\\&``, ``\\_``, ``\\#``, ``\\$``) and accents
@@ -134,7 +134,12 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     volumes = [r for r in records if r.entry_type.lower() in _VOLUME_TYPES]
     if len(volumes) == 1:
         volume = volumes[0].fields_dict
-        title = volume.get("shorttitle") or volume.get("booktitle") or volume.get("title")
+        title = (
+            volume.get("shorttitle")
+            or volume.get("shortname")
+            or volume.get("booktitle")
+            or volume.get("title")
+        )
         year = volume.get("year")
         if title is not None:
             venue = _text(str(title.value)) or ""

@@ -21,8 +21,10 @@ shape it reads is what digest generators and reading lists write::
   BibTeX, long author lists), code blocks and HTML are dropped.
 - Text outside any paper (an introduction before the first paper's heading) is the
   digest's own prose: not a paper.
-- Without headings, ``---`` rules separate the papers; a file of plain paragraphs
-  gives one paper per paragraph.
+- Without headings, ``---`` rules separate the papers (with headings, a rule inside a
+  paper is decoration); a file of plain paragraphs gives one paper per paragraph.
+- YAML front matter (a static-site page's ``---`` block at the top) is not content; the
+  links of HTML blocks inside a paper (a toolbar's arXiv link) are its URLs.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ _LABEL = re.compile(
     r"""\A[\s>*_\-+•·]*(?P<label>
         Abstract|Summary|TL;?DR|Authors?|Author\(s\)|Links?|URL|PDF|Paper|arXiv(?:\s+ID)?|DOI
       | OpenReview|Code|Project(?:\s+page)?|Keywords?|Comments?|Subjects?|Categor(?:y|ies)|Venue
-      | Affiliations?|Date|Published|Submitted|Tags|Title|摘要|作者|链接|标题
+      | Affiliations?|Date|Published|Submitted|Tags|Title|摘要|作者|原文链接|链接|标题|发布日期
+      | 更新日期|分类|备注|关键词
     )[*_]*\s*[:：][*_]*\s*(?P<value>.*)\Z""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -69,6 +72,7 @@ _LABEL_KIND = {
     "pdf": "url",
     "paper": "url",
     "链接": "url",
+    "原文链接": "url",
     "arxiv": "arxiv",
     "arxiv id": "arxiv",
     "doi": "doi",
@@ -78,7 +82,13 @@ _LABEL_KIND = {
 _TITLE_NUMBER = re.compile(r"\A\s*(?:\[(\d{1,5})\]|#?(\d{1,5})[.):]|\((\d{1,5})\))\s+")
 _DETAILS_OPEN = re.compile(r"<details\b", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
-_ABSTRACT_HEADING = re.compile(r"\A\W*(abstract|summary|摘要)\W*\Z", re.IGNORECASE)
+#: A heading that labels the abstract below it: "Abstract", "📄 摘要（原文）", "Summary (English)".
+_ABSTRACT_HEADING = re.compile(r"\A\W*(?:abstract|summary|摘要)(?:\W.*)?\Z", re.IGNORECASE)
+#: Of several abstract sections (a translation and the original), the original wins.
+_ORIGINAL = re.compile(r"原文|original|english", re.IGNORECASE)
+#: YAML front matter of a static-site page (``---`` … ``---`` at the very start).
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?(?:---|\.\.\.)[ \t]*\n")
+_HREF = re.compile(r"""href=["'](https?://[^"'\s]+)["']""", re.IGNORECASE)
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 #: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
@@ -110,6 +120,7 @@ class _Paper:
     abstract: list[tuple[int, str]] = field(default_factory=list)
     body: list[tuple[int, str]] = field(default_factory=list)
     current: str | None = None  # the field an unlabelled line continues
+    original_abstract: bool = False  # the abstract came from a section marked original
 
     def has_content(self) -> bool:
         return bool(self.title or self.abstract or self.body or self.urls or self.authors)
@@ -188,8 +199,22 @@ def _table_papers(rows: list[list[Token]], columns: dict[int, str]) -> list[_Pap
 
 
 def _papers_level(tokens: list[Token]) -> int | None:
-    """The heading level used most (ties: the deeper), or None without headings."""
-    levels = Counter(int(t.tag[1]) for t in tokens if t.type == "heading_open")
+    """The papers' heading level, or None without headings: the level just above the
+    headings that label an abstract (``## Abstract`` under ``# Title``), else the level
+    used most (ties: the deeper)."""
+    levels: Counter[int] = Counter()
+    labels: set[int] = set()
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            level = int(token.tag[1])
+            if _ABSTRACT_HEADING.match(tokens[index + 1].content.strip()):
+                labels.add(level)
+            else:
+                levels[level] += 1
+    if labels:
+        above = [level for level in levels if level < min(labels)]
+        if above:
+            return max(above)
     if not levels:
         return None
     return max(levels.items(), key=lambda item: (item[1], item[0]))[0]
@@ -205,6 +230,9 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
+    front = _FRONT_MATTER.match(text)
+    if front:  # blank lines in its place keep the line numbers
+        text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _PARSER.parse(text)
     level = _papers_level(tokens)
     header: Header | None = None
@@ -239,13 +267,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             skip_until = _table_rows(tokens, index)[1]
             continue
         if token.type == "html_block":
+            if paper is not None and not details:
+                paper.urls.extend(_HREF.findall(token.content))
             details += len(_DETAILS_OPEN.findall(token.content))
             details = max(0, details - len(_DETAILS_CLOSE.findall(token.content)))
             continue
         if details:
             continue
         if token.type == "hr":
-            close()
+            if level is None:  # rules separate papers only where headings do not
+                close()
             continue
         if token.type == "heading_open":
             in_heading = int(token.tag[1])
@@ -264,8 +295,8 @@ def read_text(text: str, name: str = "<text>") -> Listing:
                     header = parse_header(heading)
                 continue
             if level is not None and in_heading > level:
-                if paper is not None and _ABSTRACT_HEADING.match(heading):
-                    paper.current = "abstract"
+                if paper is not None:
+                    _section(paper, heading)
                 continue
             close()
             paper = _Paper(line=first_line)
@@ -292,6 +323,22 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
 
 
+def _section(paper: _Paper, heading: str) -> None:
+    """A heading inside a paper: an abstract section (the original wins over a
+    translation: a later one marked original replaces the abstract), or another section
+    whose text is not the abstract."""
+    if not _ABSTRACT_HEADING.match(heading):
+        paper.current = "section"
+        return
+    original = _ORIGINAL.search(heading) is not None
+    if paper.abstract and (paper.original_abstract or not original):
+        paper.current = "section"  # keep the abstract already read
+        return
+    paper.abstract = []
+    paper.original_abstract = original
+    paper.current = "abstract"
+
+
 def _inside_table_or_code(tokens: list[Token], index: int) -> bool:
     """True for an inline token of a table cell (tables are not parsed in CommonMark
     mode, so this guards only a parser with tables enabled)."""
@@ -303,7 +350,7 @@ def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
     """File the lines of one paragraph (or block quote, or list item) of a paper."""
     _, links = _inline_text(token)
     unlabelled_links = True
-    if paper.current not in ("abstract", "body"):
+    if paper.current not in ("abstract", "body", "section"):
         paper.current = None  # a new block: a labelled field does not run on into it
     for offset, line in enumerate(token.content.split("\n")):
         number = first_line + offset
