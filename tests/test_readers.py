@@ -200,7 +200,7 @@ def test_found_numbered_digest_with_chinese_labels() -> None:
     listing = readers.read((FOUND / "numbered_digest_zh.md").read_bytes(), "digest.md")
     assert [(e.listed_number, e.title, e.external_id, e.text[:12]) for e in listing.entries] == [
         (1, "稀疏路由器遗忘更少", "arXiv:2611.04521", "专家混合模型在窄任务上微"),
-        (2, "从声音中数鸟：弱标签下的计数", "arXiv:2611.05873", "声学监测站记录了数千小时的"),
+        (2, "从声音中数鸟：弱标签下的计数", "arXiv:2611.05873", "声学监测站记录了数千小时"),
     ]
 
 
