@@ -307,9 +307,10 @@ def test_new_papers_csv_columns_and_formula_cells() -> None:
     )  # fmt: skip
     assert data.startswith(b"\xef\xbb\xbf")
     assert data.decode("utf-8-sig") == (
-        "paper_id,method_name,first_sentence,code_urls,source_file,position\r\n"
+        "paper_id,method_name,first_sentence,code_urls,source_file,position,"
+        "title,authors,url,external_id\r\n"
         "0123456789abcdef,EvilNet,We propose EvilNet.,https://a.example/x https://b.example/y,"
-        "010_aaaaaaaaaaaaaaaa.txt,1\r\n"
+        "010_aaaaaaaaaaaaaaaa.txt,1,,,,\r\n"
         'fedcba9876543210,"\'=HYPERLINK(""http://x"")","\'-1 is less, “quoted” × 2",,'
-        "010_aaaaaaaaaaaaaaaa.txt,2\r\n"
+        "010_aaaaaaaaaaaaaaaa.txt,2,,,,\r\n"
     )
