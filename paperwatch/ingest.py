@@ -704,7 +704,7 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             )
             rows["format_note"].append(note)
             rows["title"].append(entry.title)
-            rows["authors"].append(list(entry.authors))
+            rows["authors"].append(list(entry.authors) or None)
             rows["url"].append(entry.url)
             rows["external_id"].append(entry.external_id)
             rows["no_abstract"].append(entry.no_abstract)

@@ -135,7 +135,7 @@ def fill_synthetic_week(database: Path, count: int) -> None:
                 200 as word_count,
                 ['https://github.com/example-lab-' || i || '/method-' || i || '-official-code'],
                 'NeurIPS', 2026, 1, i + 1,
-                timestamptz '2026-11-25 10:00:00+00', $week
+                timestamptz '2026-11-25 10:00:00+00', $week, null, null, null, null
             from (
                 select i, 'We propose Method' || i || ', a scalable approach to long-context '
                     || 'language modelling that compresses the key-value cache with spectral '

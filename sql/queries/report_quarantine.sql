@@ -13,7 +13,7 @@ no_abstract as (
         null::integer as position,
         null::integer as line,
         [
-            'no abstract: ' || count(*) || if(count(*) = 1, ' record', ' records')
+            'no abstract: ' || count(*) || case when count(*) = 1 then ' record' else ' records' end
             || ' of this file (from line ' || min(line) || ')'
         ] as reasons,
         null::varchar as released_by,
@@ -33,7 +33,7 @@ single as (
         reasons,
         released_by,
         coalesce(left(raw_text, 160), '') as preview,
-        if(kind = 'entry', 1, 0) as entries
+        case when kind = 'entry' then 1 else 0 end as entries
     from week_items
     where not (kind = 'entry' and reasons = ['no abstract'] and released_by is null)
 )

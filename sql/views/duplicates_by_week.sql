@@ -33,7 +33,7 @@ exact as (
         fo.method_name,
         fo.method_name as original_method_name,
         1.0::double as similarity,
-        if(o.text_paper_id <> o.paper_id, 'external_id', 'paper_id') as method,
+        case when o.text_paper_id <> o.paper_id then 'external_id' else 'paper_id' end as method,
         o.file_id,
         f.name as file_name,
         f.path as file_path,
