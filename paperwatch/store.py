@@ -264,7 +264,8 @@ def papers_by_external_id(
 def join_external_ids(
     good: pl.DataFrame, existing: set[str], known_external: dict[str, str]
 ) -> pl.DataFrame:
-    """``good`` (entry rows) with ``text_paper_id`` (the id of each entry's own text) and
+    """``good`` (entry rows) with ``text_paper_id`` (the id of an entry's own text, where it
+    differs from its ``paper_id``; else null) and
     ``paper_id`` joined on ``external_id``: an entry whose text is a paper not seen before
     (not in ``existing``, not earlier in the file) but whose external id names a paper
     already loaded (``known_external``) or an earlier entry of the file is an occurrence
@@ -285,8 +286,12 @@ def join_external_ids(
                 mapping.setdefault(ext, pid)
         seen.add(pid)
         joined.append(target)
+    text_ids_joined = [
+        pid if target != pid else None for pid, target in zip(text_ids, joined, strict=True)
+    ]
     return good.with_columns(
-        pl.col("paper_id").alias("text_paper_id"), pl.Series("paper_id", joined, pl.String)
+        pl.Series("text_paper_id", text_ids_joined, pl.String),
+        pl.Series("paper_id", joined, pl.String),
     )
 
 

@@ -187,6 +187,10 @@ def test_5000_new_papers_stay_under_the_gmail_limit(big_week: ReportData) -> Non
         "https://github.com/example-lab-0/method-0-official-code",
         "100_0123456789abcdef.txt",
         "1",
+        "",
+        "",
+        "",
+        "",
     ]
     message = report_message(
         report, sender="pw@example.org", recipients=["a@example.org"], date=DATE

@@ -4,7 +4,8 @@
 -- plain-text format, which has none). An occurrence's paper_id is the paper it is an
 -- occurrence of: its text's id, or, when its external_id (arXiv id, DOI, OpenReview id)
 -- names a paper already loaded with another text, that paper (an edited abstract is a
--- revision of the same paper). text_paper_id keeps the id of the occurrence's own text.
+-- revision of the same paper); text_paper_id then keeps the id of the occurrence's own text
+-- (null when it is the paper's).
 alter table paper_occurrences add column if not exists title varchar;
 alter table paper_occurrences add column if not exists authors varchar[];
 alter table paper_occurrences add column if not exists url varchar;

@@ -12,6 +12,6 @@ create table if not exists paper_occurrences (
     authors varchar[],                     --   (null for the plain-text format; migration 0005)
     url varchar,
     external_id varchar,                   -- arXiv:2611.01234, doi:10.…, openreview:…
-    text_paper_id varchar                  -- paper_id of this entry's own text (differs from
-                                           -- paper_id when external_id joined it to a paper)
+    text_paper_id varchar                  -- paper_id of this entry's own text when external_id
+                                           -- joined it to a paper with another text, else null
 );

@@ -33,7 +33,7 @@ exact as (
         fo.method_name,
         fo.method_name as original_method_name,
         1.0::double as similarity,
-        case when o.text_paper_id <> o.paper_id then 'external_id' else 'paper_id' end as method,
+        case when o.text_paper_id is not null then 'external_id' else 'paper_id' end as method,
         o.file_id,
         f.name as file_name,
         f.path as file_path,
@@ -43,7 +43,7 @@ exact as (
         fo.name as original_file_name,
         fo.path as original_file_path,
         fo.position as original_position,
-        coalesce(o.text_paper_id <> o.paper_id, false) as is_revision,
+        o.text_paper_id is not null as is_revision,
         f.first_seen as detected_at
     from paper_occurrences o
     join listing_files f on f.file_id = o.file_id
