@@ -106,7 +106,7 @@ class _Pending:
 @task(name="scan-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def scan_listing_files(settings: Settings, run: RunContext) -> _Pending:
     """Scan the folder; keep the files whose path, size or mtime is not recorded yet."""
-    scan = scan_folder(settings.watch_dir)
+    scan = scan_folder(settings.watch_dir, settings.formats)
     scan = hold_back_recent(scan, time.time_ns(), _settle_seconds(settings))
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         known = known_stats(con)

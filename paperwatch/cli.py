@@ -55,7 +55,7 @@ FolderOption = Annotated[
     typer.Option(
         "--folder",
         "-f",
-        help="Folder of listing files (*.txt). [default: seeds]",
+        help="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss). [default: seeds]",
         show_default=False,
     ),
 ]
@@ -336,7 +336,7 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
     snapshot = settings.snapshot_path
     if snapshot is not None and not snapshot.is_file():
         return None  # the flow publishes the analysts' snapshot
-    scan = scan_folder(settings.watch_dir)
+    scan = scan_folder(settings.watch_dir, settings.formats)
     try:
         with db.reader(database, timeout_s=0) as con:
             if not nothing_to_ingest(con, scan):
@@ -1070,7 +1070,7 @@ def docs(
     settings = _settings(watch_dir=folder, report_dir=report_dir)
     assert isinstance(settings, Settings)
     try:
-        scan = scan_folder(settings.watch_dir)
+        scan = scan_folder(settings.watch_dir, settings.formats)
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise _fail(str(exc)) from None
     prepared = []
@@ -1281,7 +1281,7 @@ def watch(
 ) -> None:
     """Watch the folder; when listing files land, start an ingestion run.
 
-    A new or changed *.txt file counts once its size and mtime have been stable for
+    A new or changed listing file counts once its size and mtime have been stable for
     the quiet period (dot files and editor temporary files are ignored); files
     settling together give one event. Each event
     (paperwatch.listing.arrived, resource paperwatch.folder.<absolute folder>)

@@ -13,7 +13,7 @@ import itertools
 import os
 import re
 import stat as stat_mod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,8 +30,15 @@ from paperwatch.parse import (
     ListingDecodeError,
     decode_listing,
     parse_header,
-    parse_listing,
     sequence_number,
+)
+from paperwatch.readers import (
+    EXTENSIONS,
+    FormatDecision,
+    ReaderError,
+    decide_format,
+    pinned_format,
+    read_text,
 )
 from paperwatch.shapes import (
     entry_shape,
@@ -77,6 +84,7 @@ class ListingFileStat:
     modification time in nanoseconds since the epoch. ``device`` and ``inode`` identify
     the file that was scanned (0 when unknown): the read checks it is still that file.
     ``target`` is the file a symbolic link inside the folder pointed at when scanned.
+    ``pinned`` is ``(format, pattern)`` when the ``formats`` setting pins this file's format.
     """
 
     path: Path
@@ -86,6 +94,7 @@ class ListingFileStat:
     device: int = 0
     inode: int = 0
     target: Path | None = None
+    pinned: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -115,6 +124,13 @@ class PreparedEntry:
     body: str | None = None
     body_line_breaks: tuple[int, ...] = ()
     metadata_lines: tuple[str, ...] = ()
+    #: What a structured format gives beside the abstract (see :class:`paperwatch.parse.Entry`).
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    url: str | None = None
+    external_id: str | None = None
+    no_abstract: bool = False
+    listed_number: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +145,10 @@ class PreparedFile:
     the decoded text of one that is. ``lfs_detail`` is set when the text is a Git
     LFS pointer (what and where the real file is), ``file_format`` when the text is
     written in another format than a plain-text listing (see
-    :func:`paperwatch.shapes.file_format`).
+    :func:`paperwatch.shapes.file_format`). ``format`` is the reader that read it
+    (:data:`paperwatch.readers.FORMATS`) and ``format_reason`` why it was chosen;
+    ``format_error`` is set when the file could not be read in that format, or its
+    format is ambiguous (the quarantine reason, naming the line or the candidates).
     """
 
     stat: ListingFileStat
@@ -144,6 +163,9 @@ class PreparedFile:
     text: str | None = field(default=None, repr=False)
     lfs_detail: str | None = None
     file_format: str | None = None
+    format: str | None = None
+    format_reason: str | None = None
+    format_error: str | None = None
 
     @property
     def sequence_number(self) -> int | None:
@@ -156,23 +178,27 @@ class PreparedFile:
 
 
 def name_ignore_reason(name: str) -> str | None:
-    """Why a file of this name is not a listing (hidden, temporary, not ``.txt``), or None."""
+    """Why a file of this name is not a listing (hidden, temporary, an extension no reader
+    takes), or None. Listing extensions: :data:`paperwatch.readers.EXTENSIONS`."""
     if name.startswith("."):
         return "hidden file"
     if name.startswith("#") or name.endswith(_TEMP_SUFFIXES):
         return "editor or download temporary file"
     if name.startswith(("~$", ".~lock.")):
         return "an office program's lock file"
-    if not name.lower().endswith(".txt"):
-        return "not a .txt listing file"
+    if os.path.splitext(name)[1].lower() not in EXTENSIONS:
+        return "not a listing file (" + ", ".join(sorted(EXTENSIONS)) + ")"
     return None
 
 
-def scan_folder(folder: Path) -> ScanResult:
-    """List the ``*.txt`` listing files under ``folder`` (recursively), with size and mtime.
+def scan_folder(folder: Path, pins: Mapping[str, str] | None = None) -> ScanResult:
+    """List the listing files under ``folder`` (recursively), with size and mtime.
 
-    Hidden files and folders, editor/download temporary files, non-``.txt``
-    files, directories named ``*.txt``, broken symbolic links and links that
+    Listing files have an extension some reader takes (``.txt``, ``.md``, ``.json``,
+    ``.jsonl``, ``.bib``, ``.xml``, ``.atom``, ``.rss``: :data:`paperwatch.readers.EXTENSIONS`);
+    ``pins`` (the ``formats`` setting) is recorded on each file it matches
+    (:attr:`ListingFileStat.pinned`). Hidden files and folders, editor/download
+    temporary files, files of other extensions, directories named ``*.txt``, broken symbolic links and links that
     loop are passed over and listed in ``ignored`` with the reason. Symbolic
     links to folders are not followed (no loops), and a link to a file is
     followed only when its target lies inside ``folder``: a link must not make
@@ -210,7 +236,7 @@ def scan_folder(folder: Path) -> ScanResult:
             if is_link:
                 ignored.append((rel, "link to a folder (not followed)"))
                 continue
-            if d.lower().endswith(".txt"):
+            if os.path.splitext(d)[1].lower() in EXTENSIONS:
                 ignored.append((rel, "a folder, not a listing file"))
             kept_dirs.append(d)
         dirs[:] = kept_dirs
@@ -252,6 +278,7 @@ def scan_folder(folder: Path) -> ScanResult:
                     device=st.st_dev,
                     inode=st.st_ino,
                     target=path.resolve() if path.is_symlink() else None,
+                    pinned=pinned_format(rel, pins) if pins else None,
                 )
             )
     files.sort(key=lambda f: f.rel)
@@ -433,27 +460,64 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         return PreparedFile(
             stat=stat, sha256=digest, decode_error=detail, error_line=exc.line, data=data
         )
-    listing = parse_listing(text)
+    lfs = lfs_pointer_detail(text)
+    pins = {stat.pinned[1]: stat.pinned[0]} if stat.pinned else None
+    decision = (
+        decide_format(stat.rel, text, pins)
+        if lfs is None
+        else FormatDecision("text", "a Git LFS pointer: read as text")
+    )
+    if decision.format is None:
+        return PreparedFile(
+            stat=stat,
+            sha256=digest,
+            text=text,
+            format_reason=decision.reason,
+            format_error=decision.reason,
+        )
+    try:
+        listing = read_text(decision.format, text, stat.rel)
+    except ReaderError as exc:
+        return PreparedFile(
+            stat=stat,
+            sha256=digest,
+            text=text,
+            error_line=exc.line,
+            format=decision.format,
+            format_reason=decision.reason,
+            format_error=str(exc),
+        )
+    plain = decision.format in ("text", "lines")
     entries = []
     cleaned_by_text: dict[str, CleanAbstract] = {}  # a file may repeat one entry many times
     for entry in listing.entries:
-        body, body_breaks, metadata = split_metadata_lines(entry.text, entry.line_breaks)
-        cleaned = cleaned_by_text.get(body)
-        if cleaned is None:
-            cleaned = cleaned_by_text[body] = clean_abstract(body)
+        if plain:
+            body, body_breaks, metadata = split_metadata_lines(entry.text, entry.line_breaks)
+        else:  # a structured format's reader has already set the fields apart
+            body, body_breaks, metadata = entry.text, entry.line_breaks, ()
+        cleaned = None
+        if not entry.no_abstract:
+            cleaned = cleaned_by_text.get(body)
+            if cleaned is None:
+                cleaned = cleaned_by_text[body] = clean_abstract(body)
         entries.append(
             PreparedEntry(
                 position=entry.position,
                 line=entry.line,
                 raw_text=entry.text,
-                clean=cleaned if cleaned.abstract else None,
+                clean=cleaned if cleaned is not None and cleaned.abstract else None,
                 line_breaks=entry.line_breaks,
                 body=body if metadata else None,
                 body_line_breaks=body_breaks if metadata else (),
                 metadata_lines=metadata,
+                title=entry.title,
+                authors=entry.authors,
+                url=entry.url,
+                external_id=entry.external_id,
+                no_abstract=entry.no_abstract,
+                listed_number=entry.listed_number,
             )
         )
-    lfs = lfs_pointer_detail(text)
     return PreparedFile(
         stat=stat,
         sha256=digest,
@@ -461,7 +525,9 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         entries=tuple(entries),
         text=text,
         lfs_detail=lfs,
-        file_format=None if lfs else file_format(text),
+        file_format=file_format(text) if plain and lfs is None else None,
+        format=decision.format,
+        format_reason=decision.reason,
     )
 
 
@@ -523,6 +589,8 @@ FILE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "lfs_pointer": pl.Boolean,
     "lfs_detail": pl.String,
     "format_note": pl.String,
+    "format": pl.String,
+    "format_error": pl.String,
 }
 
 
@@ -562,6 +630,8 @@ def files_frame(
             "lfs_pointer": f.lfs_detail is not None,
             "lfs_detail": f.lfs_detail,
             "format_note": format_note(f.file_format),
+            "format": f.format,
+            "format_error": f.format_error,
         }
         for f in files
     ]
@@ -588,6 +658,11 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "removed_chars": pl.Int32,
     "looks_like": pl.String,
     "format_note": pl.String,
+    "title": pl.String,
+    "authors": pl.List(pl.String),
+    "url": pl.String,
+    "external_id": pl.String,
+    "no_abstract": pl.Boolean,
 }
 
 
@@ -604,7 +679,9 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     other format the whole file is written in, or null), listed_number (the list
     number the entry was written with, or None) and ligature_damage (the words with
     PDF ligature damage left unrepaired, comma-separated, or None), removed_chars (how
-    many characters of the entry cleaning removed: markup, or thousands of backslashes).
+    many characters of the entry cleaning removed: markup, or thousands of backslashes);
+    and what a structured format gives: title, authors (list), url, external_id, and
+    no_abstract (true for a record without an abstract, quarantined as "no abstract").
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
     for prepared in files:
@@ -624,13 +701,16 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["method_name"].append(c.method_name if c else None)
             rows["first_sentence"].append(c.first_sentence if c else None)
             rows["code_urls"].append(list(c.code_urls) if c else [])
-            is_header = parse_header(entry.raw_text) is not None
+            # A record without an abstract is judged by that alone ("no abstract").
+            is_header = not entry.no_abstract and parse_header(entry.raw_text) is not None
             rows["is_header_line"].append(is_header)
             rows["unbalanced_markup"].append(has_unbalanced_markup(c.abstract) if c else False)
             rows["latin_or_cjk_share"].append(
                 round(latin_or_cjk_share(c.abstract), 3) if c else 1.0
             )
-            rows["listed_number"].append(c.listed_number if c else None)
+            rows["listed_number"].append(
+                c.listed_number if c and c.listed_number is not None else entry.listed_number
+            )
             rows["ligature_damage"].append(
                 ", ".join(c.ligature_damage) if c and c.ligature_damage else None
             )
@@ -638,7 +718,7 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["removed_chars"].append(max(0, len(judged) - (len(c.abstract) if c else 0)))
             rows["looks_like"].append(
                 None
-                if is_header
+                if is_header or entry.no_abstract
                 else (
                     entry_shape(entry.body, entry.body_line_breaks)
                     if entry.body is not None
@@ -646,4 +726,9 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
                 )
             )
             rows["format_note"].append(note)
+            rows["title"].append(entry.title)
+            rows["authors"].append(list(entry.authors) or None)
+            rows["url"].append(entry.url)
+            rows["external_id"].append(entry.external_id)
+            rows["no_abstract"].append(entry.no_abstract)
     return pl.DataFrame(rows, schema=ENTRY_SCHEMA)

@@ -80,15 +80,32 @@ class Entry:
     line: int
     text: str
     line_breaks: tuple[int, ...] = ()
+    #: What a structured format (Markdown digest, JSON, BibTeX, a feed) says beside the
+    #: abstract; None (or empty) where the format has no such field. ``external_id`` is
+    #: normalised (:func:`paperwatch.readers.records.external_id`): ``arXiv:2611.01234``,
+    #: ``doi:10.…``, ``openreview:…``.
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    url: str | None = None
+    external_id: str | None = None
+    #: The list number the format gives the record (a digest's ``## [3] Title``), if any.
+    listed_number: int | None = None
+    #: True for a record that has no abstract (a title-only record, a BibTeX entry
+    #: without an ``abstract`` field): ``text`` then holds what identifies the record.
+    no_abstract: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """A parsed listing file: its header (or None) and its entries, in file order."""
+    """A parsed listing file: its header (or None) and its entries, in file order.
+
+    ``format`` names the reader that made it (``text`` for the blank-line format).
+    """
 
     header: Header | None
     entries: list[Entry] = field(default_factory=list)
     line_count: int = 0
+    format: str = "text"
 
 
 def sequence_number(name: str) -> int | None:

@@ -71,6 +71,10 @@ NEW_PAPERS_CSV_COLUMNS = (
     "code_urls",
     "source_file",
     "position",
+    "title",
+    "authors",
+    "url",
+    "external_id",
 )
 
 

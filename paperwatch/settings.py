@@ -186,7 +186,10 @@ class Settings(BaseSettings):
         extra="ignore",
     )
 
-    watch_dir: Path = Field(default=Path("seeds"), description="Folder of listing files (*.txt).")
+    watch_dir: Path = Field(
+        default=Path("seeds"),
+        description="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss).",
+    )
     database: Path = Field(default=Path("data/paperwatch.duckdb"), description="The DuckDB file.")
     report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")
     snapshot: str | None = Field(
@@ -272,6 +275,15 @@ class Settings(BaseSettings):
         default=64 * 1024 * 1024,
         ge=1,
         description="Listing files larger than this are quarantined unread.",
+    )
+    formats: dict[str, Literal["text", "lines", "markdown", "json", "jsonl", "bibtex", "feed"]] = (
+        Field(
+            default_factory=dict,
+            description="Pin the format of files by folder or glob, relative to watch_dir "
+            '(``{"digests" = "markdown", "exports/*.txt" = "jsonl"}``); the longest matching '
+            "pattern wins; files no pattern matches are judged by extension, then content "
+            "(docs/formats.md).",
+        )
     )
 
     dedup: DedupSettings = Field(default_factory=DedupSettings)

@@ -540,4 +540,4 @@ def format_note(fmt: str | None) -> str | None:
     """The sentence appended to the reasons of a file written in another format."""
     if fmt is None:
         return None
-    return f"the file looks like {fmt}; paperwatch reads only plain-text listings today"
+    return f"the file looks like {fmt}; paperwatch has no reader for that format and read it as plain text"

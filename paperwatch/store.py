@@ -341,6 +341,15 @@ class _Writes:
         """Rows of ``validation_results`` (columns of :data:`VALIDATION_SCHEMA`)."""
         self.insert_frame("validation_results", pl.DataFrame(columns, schema=VALIDATION_SCHEMA))
 
+    def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
+        """``{external_id: paper_id}`` of the ids already loaded (:func:`papers_by_external_id`)."""
+        return papers_by_external_id(self.con, external_ids)
+
+    def fill_record_fields(self, good: pl.DataFrame) -> None:
+        """Give known papers without a title the first title, authors, URL and external id
+        of ``good``'s rows (:func:`_fill_record_fields`)."""
+        _fill_record_fields(self.con, good)
+
     def insert_entries(
         self,
         good: pl.DataFrame,
@@ -427,6 +436,8 @@ class BatchWrites(_Writes):
         self._venues: list[object] = []
         self._years: list[object] = []
         self._run: RunContext | None = None
+        self._external: dict[str, str] = {}  # external id -> paper id, of buffered entries
+        self._fills: list[pl.DataFrame] = []  # rows for fill_record_fields, after the inserts
 
     def latest(self, rel: str) -> tuple[int, str, bool] | None:
         return self._latest.get(rel)
@@ -461,6 +472,19 @@ class BatchWrites(_Writes):
         for name, values in columns.items():
             self._validation[name].extend(values)
 
+    def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
+        """As :meth:`_Writes.papers_by_external_id`, and the external ids of the batch's
+        entries buffered so far (an id loaded before the batch wins: it is earlier)."""
+        found = papers_by_external_id(self.con, external_ids)
+        for ext in external_ids.drop_nulls().unique().to_list():
+            if ext not in found and ext in self._external:
+                found[ext] = self._external[ext]
+        return found
+
+    def fill_record_fields(self, good: pl.DataFrame) -> None:
+        if good.height:
+            self._fills.append(good)
+
     def insert_entries(
         self,
         good: pl.DataFrame,
@@ -478,6 +502,11 @@ class BatchWrites(_Writes):
             self._venues.extend([venue] * n)
             self._years.extend([year] * n)
             self._run = run
+            for ext, pid in zip(
+                good["external_id"].to_list(), good["paper_id"].to_list(), strict=True
+            ):
+                if ext is not None:
+                    self._external.setdefault(ext, pid)
 
     def flush(self) -> None:
         """Insert what was buffered (one statement per table).
@@ -542,6 +571,9 @@ class BatchWrites(_Writes):
             if frames:
                 _insert_frame(self.con, table, pl.concat(frames, how="diagonal_relaxed"))
             self._frames[table] = []
+        for good in self._fills:  # papers inserted above may get fields from later files
+            _fill_record_fields(self.con, good)
+        self._fills = []
 
 
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
@@ -606,6 +638,8 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
         "first_seen_week": run.week,
         "run_id": run.run_id,
         "paperwatch_version": __version__,
+        "format": prepared.format,
+        "format_reason": prepared.format_reason,
     }
 
 
@@ -633,6 +667,81 @@ def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> 
     finally:
         con.unregister("_pw_ids")
     return {r[0] for r in rows}
+
+
+def papers_by_external_id(
+    con: duckdb.DuckDBPyConnection, external_ids: pl.Series
+) -> dict[str, str]:
+    """``{external_id: paper_id}`` for the ids of ``external_ids`` (a String series, nulls
+    ignored) that a loaded occurrence already carries: the paper of its earliest occurrence."""
+    ids = external_ids.drop_nulls().unique()
+    if ids.is_empty():
+        return {}
+    con.register("_pw_ext", pl.DataFrame({"external_id": ids}).to_arrow())
+    try:
+        rows = con.execute(
+            "select external_id, arg_min(paper_id, (file_id, position)) from paper_occurrences "
+            "semi join _pw_ext using (external_id) group by external_id"
+        ).fetchall()
+    finally:
+        con.unregister("_pw_ext")
+    return {r[0]: r[1] for r in rows}
+
+
+def join_external_ids(
+    good: pl.DataFrame, existing: set[str], known_external: dict[str, str]
+) -> pl.DataFrame:
+    """``good`` (entry rows) with ``text_paper_id`` (the id of an entry's own text, where it
+    differs from its ``paper_id``; else null) and
+    ``paper_id`` joined on ``external_id``: an entry whose text is a paper not seen before
+    (not in ``existing``, not earlier in the file) but whose external id names a paper
+    already loaded (``known_external``) or an earlier entry of the file is an occurrence
+    of that paper (an edited abstract of the same arXiv paper is a revision, not a new
+    paper). Text identity wins: an entry whose text is a known paper keeps it.
+    """
+    text_ids = good["paper_id"].to_list()
+    externals = good["external_id"].to_list()
+    mapping = dict(known_external)
+    seen = set(existing)
+    joined = []
+    for pid, ext in zip(text_ids, externals, strict=True):
+        target = pid
+        if ext is not None:
+            if pid not in seen and ext in mapping:
+                target = mapping[ext]
+            else:
+                mapping.setdefault(ext, pid)
+        seen.add(pid)
+        joined.append(target)
+    text_ids_joined = [
+        pid if target != pid else None for pid, target in zip(text_ids, joined, strict=True)
+    ]
+    return good.with_columns(
+        pl.Series("text_paper_id", text_ids_joined, pl.String),
+        pl.Series("paper_id", joined, pl.String),
+    )
+
+
+def _fill_record_fields(con: duckdb.DuckDBPyConnection, good: pl.DataFrame) -> None:
+    """Give papers that have no title yet (first seen in a format without one) the title,
+    authors, URL and external id of the first of ``good``'s rows (entries of known papers)
+    that has a title or an external id: a paper's first-seen values, field by field."""
+    having = good.filter(pl.col("title").is_not_null() | pl.col("external_id").is_not_null())
+    if having.is_empty():
+        return
+    fields = having.unique("paper_id", keep="first", maintain_order=True).select(
+        "paper_id", "title", "authors", "url", "external_id"
+    )
+    con.register("_pw_fields", fields.to_arrow())
+    try:
+        con.execute(
+            "update papers set title = f.title, authors = f.authors, url = f.url, "
+            "external_id = coalesce(papers.external_id, f.external_id) from _pw_fields f "
+            "where papers.paper_id = f.paper_id and papers.title is null and papers.url is null "
+            "and papers.external_id is null"
+        )
+    finally:
+        con.unregister("_pw_fields")
 
 
 def _previous_loaded(con: duckdb.DuckDBPyConnection, rel: str) -> int | None:
@@ -888,11 +997,14 @@ def _load_file(
         if failed_index
         else entries
     )
-    paper_ids = good["paper_id"].to_list()
     if known is None:
         existing = existing_paper_ids(con, good["paper_id"])
     else:
-        existing = known.intersection(paper_ids)
+        existing = known.intersection(good["paper_id"].to_list())
+    known_external = w.papers_by_external_id(good["external_id"])
+    good = join_external_ids(good, existing, known_external)
+    paper_ids = good["paper_id"].to_list()
+    existing |= set(known_external.values()) & set(paper_ids)
     if row["supersedes"] is not None:
         # Entries carried over from earlier versions of this listing are not repeats.
         carried = {
@@ -925,6 +1037,7 @@ def _load_file(
         else []
     )
     w.insert_entries(good, first, file_id, row["venue"], row["year"], run)
+    w.fill_record_fields(good.filter(pl.col("paper_id").is_in(list(existing))))
     return FileOutcome(
         rel=rel,
         status="loaded",
@@ -963,6 +1076,11 @@ def _entry_frames(
         pl.col("abstract_raw").alias("raw_text"),
         pl.lit(run.run_id).alias("run_id"),
         "listed_number",
+        "title",
+        "authors",
+        "url",
+        "external_id",
+        "text_paper_id",
     )
     papers = rows.filter(pl.col("_first")).select(
         "paper_id",
@@ -978,6 +1096,10 @@ def _entry_frames(
         pl.col("position").alias("first_position"),
         pl.lit(run.as_of).alias("first_seen"),
         pl.lit(run.week).alias("first_seen_week"),
+        "title",
+        "authors",
+        "url",
+        "external_id",
     )
     return papers, occurrences
 

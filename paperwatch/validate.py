@@ -67,6 +67,9 @@ class ExpectationResult:
     details: str = ""
     detail_column: str | None = None
     columns: tuple[str, ...] = ()
+    #: ``meta.exclusive``: when this fails for a row, its reason is the row's only reason
+    #: (a record with no abstract is "no abstract", not also "empty" and "too short").
+    exclusive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class SuiteResult:
                     details=r.details,
                     detail_column=r.detail_column,
                     columns=r.columns,
+                    exclusive=r.exclusive,
                 )
             )
         return SuiteResult(self.suite, tuple(restricted))
@@ -134,7 +138,13 @@ def unexpected_examples(
 
 
 def failure_reasons(frame: pl.DataFrame, row: int, failed: list[ExpectationResult]) -> list[str]:
-    """The plain-language reasons of ``failed`` for one row, with the row's detail appended."""
+    """The plain-language reasons of ``failed`` for one row, with the row's detail appended.
+
+    When an expectation marked ``exclusive`` in its suite is among ``failed``, only the
+    exclusive ones give reasons (the others follow from it)."""
+    exclusive = [result for result in failed if result.exclusive]
+    if exclusive:
+        failed = exclusive
     reasons = []
     for result in failed:
         reason = result.reason
@@ -269,6 +279,7 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                     unexpected_examples=(),
                     failed_rows=(),
                     detail_column=s["meta"].get("detail_column"),
+                    exclusive=bool(s["meta"].get("exclusive", False)),
                 )
                 for s in specs
             ),
@@ -310,6 +321,7 @@ def validate_frame(frame: pl.DataFrame, suite_name: str) -> SuiteResult:
                 details=broken or "",
                 detail_column=meta.get("detail_column"),
                 columns=columns,
+                exclusive=bool(meta.get("exclusive", False)),
             )
         )
     results.sort(key=lambda result: order.get(result.expectation, len(order)))

@@ -4,7 +4,8 @@ The decisions are pure and take the clock as an argument, so they are tested
 without watchdog, a file system or a Prefect server:
 
 - :func:`ignore_reason`: dot files, editor/download temporary files and
-  non-``.txt`` files are never listings (the same rules as the folder scan of
+  files of other extensions than the readers take (``.txt``, ``.md``, ``.json``, ``.jsonl``,
+  ``.bib``, ``.xml``, ``.atom``, ``.rss``) are never listings (the same rules as the folder scan of
   :func:`paperwatch.ingest.scan_folder`).
 - :class:`ArrivalBatcher`: a file is *settled* once its (size, mtime) has stayed
   the same for the quiet period; settled files are handed out in batches, one

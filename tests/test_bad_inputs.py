@@ -233,7 +233,11 @@ def test_passed_over_paths_are_mentioned_once(
         ("023_000000000000000e.txt", "link to a file outside the watched folder (not followed)"),
         ("draft.txt~", "editor or download temporary file"),
         ("loop.txt", "cannot stat: symbolic link loop"),
-        ("notes.pdf", "not a .txt listing file"),
+        (
+            "notes.pdf",
+            "not a listing file (.atom, .bib, .json, .jsonl, .markdown, .md, .ndjson, .rss, "
+            ".txt, .xml)",
+        ),
         ("x.txt", "a folder, not a listing file"),
     ]
     again = ingest_listings(str(bad_folder), str(database), AS_OF)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,13 +95,35 @@ def test_database_opens_in_the_duckdb_cli(database: Path) -> None:
     assert duckdb.__version__.startswith("2.")
 
 
+#: Columns added by migration 0005 (listing formats), absent from an older database.
+_FORMAT_COLUMNS = (
+    "title",
+    "authors",
+    "url",
+    "external_id",
+    "text_paper_id",
+    "format",
+    "format_reason",
+)
+
+
+def _without_columns(ddl: str, columns: tuple[str, ...]) -> str:
+    """``ddl`` (a create table statement, one column per line) without ``columns``."""
+    kept = [
+        line
+        for line in ddl.splitlines()
+        if not any(line.strip().startswith(f"{c} ") for c in columns)
+    ]
+    return re.sub(r",((?:[ \t]*--[^\n]*)?\n(?:\s*--[^\n]*\n)*\s*)\)", r"\1)", "\n".join(kept))
+
+
 def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
     # A database created before migration 0001: the four tables with their primary keys,
     # paper_terms without its week (0002).
     database.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(database), config={"storage_compatibility_version": "v1.5.0"})
     for table in ("papers", "paper_occurrences", "paper_minhash", "paper_terms_extracted"):
-        ddl = db.read_sql("tables", table)
+        ddl = _without_columns(db.read_sql("tables", table), _FORMAT_COLUMNS)
         if table != "paper_occurrences":
             ddl = ddl.replace("paper_id varchar not null,", "paper_id varchar primary key,", 1)
         else:
@@ -108,7 +131,8 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             ddl = ddl.replace(
                 "run_id varchar not null,",
                 "run_id varchar not null, primary key (file_id, position)",
-            ).replace("listed_number integer", "")
+            )
+            ddl = _without_columns(ddl, ("listed_number",))
         con.execute(ddl)
     con.execute(
         "insert into papers values ('p1', 'a', 'a', null, 'a', 1, [], null, null, 1, 1, "
@@ -122,7 +146,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
     )
     con.execute("insert into paper_terms values ('p1', 'a', 1)")
     # listing_files before 0004: no internal_error, no paperwatch_version.
-    old_files = db.read_sql("tables", "listing_files")
+    old_files = _without_columns(db.read_sql("tables", "listing_files"), _FORMAT_COLUMNS)
     for column in ("internal_error", "paperwatch_version"):
         old_files = "\n".join(line for line in old_files.splitlines() if column not in line)
     con.execute(old_files)
@@ -158,16 +182,24 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (2,),
             (3,),
             (4,),
+            (5,),
             (6,),
             (7,),
         ]
+        # 0005: files recorded before other formats were read were read as text.
+        assert con.execute("select format, format_reason from listing_files").fetchall() == [
+            ("text", "recorded before other formats were read")
+        ]
+        assert con.execute(
+            "select title, authors, url, external_id, text_paper_id from paper_occurrences"
+        ).fetchall() == [(None, None, None, None, None)]
         # 0003: the list number of each entry (none here).
         assert con.execute("select listed_number from paper_occurrences").fetchall() == [(None,)]
         # 0006: sends per reader, related earlier papers.
         assert con.execute("select count(reader) from reports").fetchone() == (0,)
         assert con.execute("select count(*) from related_papers").fetchone() == (0,)
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (6,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (7,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -166,6 +166,10 @@ def test_weekly_report_is_emailed_once(
         "code_urls",
         "source_file",
         "position",
+        "title",
+        "authors",
+        "url",
+        "external_id",
     ]
     assert [row[1] for row in table[1:]] == [n or "" for n in new]
 

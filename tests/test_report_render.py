@@ -135,7 +135,7 @@ def fill_synthetic_week(database: Path, count: int) -> None:
                 200 as word_count,
                 ['https://github.com/example-lab-' || i || '/method-' || i || '-official-code'],
                 'NeurIPS', 2026, 1, i + 1,
-                timestamptz '2026-11-25 10:00:00+00', $week
+                timestamptz '2026-11-25 10:00:00+00', $week, null, null, null, null
             from (
                 select i, 'We propose Method' || i || ', a scalable approach to long-context '
                     || 'language modelling that compresses the key-value cache with spectral '
@@ -187,6 +187,10 @@ def test_5000_new_papers_stay_under_the_gmail_limit(big_week: ReportData) -> Non
         "https://github.com/example-lab-0/method-0-official-code",
         "100_0123456789abcdef.txt",
         "1",
+        "",
+        "",
+        "",
+        "",
     ]
     message = report_message(
         report, sender="pw@example.org", recipients=["a@example.org"], date=DATE
@@ -307,9 +311,10 @@ def test_new_papers_csv_columns_and_formula_cells() -> None:
     )  # fmt: skip
     assert data.startswith(b"\xef\xbb\xbf")
     assert data.decode("utf-8-sig") == (
-        "paper_id,method_name,first_sentence,code_urls,source_file,position\r\n"
+        "paper_id,method_name,first_sentence,code_urls,source_file,position,"
+        "title,authors,url,external_id\r\n"
         "0123456789abcdef,EvilNet,We propose EvilNet.,https://a.example/x https://b.example/y,"
-        "010_aaaaaaaaaaaaaaaa.txt,1\r\n"
+        "010_aaaaaaaaaaaaaaaa.txt,1,,,,\r\n"
         'fedcba9876543210,"\'=HYPERLINK(""http://x"")","\'-1 is less, “quoted” × 2",,'
-        "010_aaaaaaaaaaaaaaaa.txt,2\r\n"
+        "010_aaaaaaaaaaaaaaaa.txt,2,,,,\r\n"
     )

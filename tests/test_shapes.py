@@ -196,7 +196,7 @@ def test_more_file_formats() -> None:
     assert file_format("<!DOCTYPE html>\n<html></html>") == "an HTML page (.html)"
     assert file_format("# NeurIPS 2026\n\n" + ABSTRACT) is None  # one heading is not a digest
     assert format_note("BibTeX (.bib)") == (
-        "the file looks like BibTeX (.bib); paperwatch reads only plain-text listings today"
+        "the file looks like BibTeX (.bib); paperwatch has no reader for that format and read it as plain text"
     )
     assert format_note(None) is None
 
@@ -215,7 +215,10 @@ def test_git_lfs_pointer() -> None:
 def test_frames_carry_the_shape_and_the_file_format() -> None:
     path = DATA / "markdown_digest_saved_as.txt"
     data = path.read_bytes()
-    stat = ListingFileStat(path=path, rel=path.name, size=len(data), mtime_ns=0)
+    # Pinned to the plain-text format (by content it is read as a Markdown digest).
+    stat = ListingFileStat(
+        path=path, rel=path.name, size=len(data), mtime_ns=0, pinned=("text", "*.txt")
+    )
     prepared = prepare_file(stat, data)
     note = format_note("a Markdown digest (.md)")
     entries = entries_frame([prepared])

@@ -37,6 +37,7 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
             "format_note": pl.Series([None, None, None], dtype=pl.String),
             "ligature_damage": pl.Series([None, None, None], dtype=pl.String),
             "removed_chars": [0, 0, 0],
+            "no_abstract": [False, False, False],
         }
     )
     result = validate_frame(frame, "papers")

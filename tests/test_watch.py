@@ -49,7 +49,8 @@ S2 = FileState(250, 2_000)
         ("000.txt~", True),  # backup
         ("000.txt.part", True),
         ("000.txt.crdownload", True),
-        ("notes.md", True),
+        ("notes.pdf", True),
+        ("notes.md", False),  # a Markdown digest is a listing
         (".git/objects/x.txt", True),
         ("sub/.cache/x.txt", True),
     ],

@@ -4,11 +4,11 @@
 -- appeared in (all weeks); for 'near' also the original's text and occurrences,
 -- so the report can show the similarity and a word diff (paperwatch.dedup.word_diff).
 with week_relations as (
-    select kind, paper_id, duplicate_of, method, bool_or(is_revision) as is_revision,
-        max(similarity) as similarity
+    select kind, paper_id, duplicate_of, string_agg(distinct method, ', ' order by method) as method,
+        bool_or(is_revision) as is_revision, max(similarity) as similarity
     from duplicates_by_week
     where week = $week
-    group by all
+    group by kind, paper_id, duplicate_of
 ),
 week_papers as (
     select paper_id from week_relations

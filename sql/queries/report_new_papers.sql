@@ -11,7 +11,11 @@ select
     p.first_position as position,
     f.venue,
     f.year,
-    f.sequence_number
+    f.sequence_number,
+    p.title,                                   -- where the format has one (else null)
+    array_to_string(p.authors, '; ') as authors,
+    p.url,
+    p.external_id
 from papers p
 join listing_files f on f.file_id = p.first_file_id
 where p.first_seen_week = $week

@@ -7,5 +7,11 @@ create table if not exists paper_occurrences (
     paper_id varchar not null,
     raw_text varchar not null,             -- the entry as written (hard wraps joined with a space)
     run_id varchar not null,               -- (file_id, position) is unique (see sql/tables/papers.sql)
-    listed_number integer                  -- the list number the entry was written with (1., [3]), or null
+    listed_number integer,                 -- the list number the entry was written with (1., [3]), or null
+    title varchar,                         -- what a structured format gives beside the abstract
+    authors varchar[],                     --   (null for the plain-text format; migration 0005)
+    url varchar,
+    external_id varchar,                   -- arXiv:2611.01234, doi:10.…, openreview:…
+    text_paper_id varchar                  -- paper_id of this entry's own text when external_id
+                                           -- joined it to a paper with another text, else null
 );

@@ -17,5 +17,9 @@ create table if not exists papers (
     first_file_id integer not null,
     first_position integer not null,
     first_seen timestamptz not null,       -- the run's clock when first loaded
-    first_seen_week varchar not null       -- ISO week of first_seen in the configured time zone
+    first_seen_week varchar not null,      -- ISO week of first_seen in the configured time zone
+    title varchar,                         -- as first seen, where the format has one (migration 0005)
+    authors varchar[],
+    url varchar,
+    external_id varchar                    -- arXiv:2611.01234, doi:10.…, openreview:…; joins exact duplicates
 );

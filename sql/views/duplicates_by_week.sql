@@ -1,6 +1,8 @@
 -- One row per duplicate relation, by the ISO week it arose (for ad-hoc SQL).
 --   kind 'exact': an occurrence of a paper after its first one (same paper_id in
---     another entry, in the same or another file). week = the ISO week the file
+--     another entry, in the same or another file). method 'paper_id': the same text;
+--     'external_id': an edited text under the same arXiv id, DOI or OpenReview id
+--     (is_revision true; paper_occurrences.text_paper_id is the edited text's id). week = the ISO week the file
 --     holding that occurrence was first seen. Entries carried over unchanged from the version of a
 --     listing that their file supersedes (same path, changed bytes) are not counted.
 --   kind 'near': a near_duplicates pair; week = the week the newer paper was first seen.
@@ -31,7 +33,7 @@ exact as (
         fo.method_name,
         fo.method_name as original_method_name,
         1.0::double as similarity,
-        'paper_id' as method,
+        case when o.text_paper_id is not null then 'external_id' else 'paper_id' end as method,
         o.file_id,
         f.name as file_name,
         f.path as file_path,
@@ -41,7 +43,7 @@ exact as (
         fo.name as original_file_name,
         fo.path as original_file_path,
         fo.position as original_position,
-        false as is_revision,
+        o.text_paper_id is not null as is_revision,
         f.first_seen as detected_at
     from paper_occurrences o
     join listing_files f on f.file_id = o.file_id

@@ -1,0 +1,217 @@
+"""The readers one by one (no database, no Prefect): what each maps from its library's tree,
+what it refuses and where, and how a format is chosen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paperwatch import readers
+from paperwatch.clean import clean_abstract
+from paperwatch.readers import ReaderError, decide_format
+from paperwatch.readers.bibtex import tex_escapes
+from paperwatch.readers.records import external_id
+
+DATA = Path(__file__).parent / "data" / "formats"
+ROUTERS, BIRDS, SHEETS = "80e45c64b6324e99", "5302f766e5b0d977", "4339e55a095e6ba4"
+
+
+def summary(name: str) -> list[tuple[object, ...]]:
+    listing = readers.read((DATA / name).read_bytes(), name)
+    return [
+        (
+            e.position,
+            e.line,
+            e.title,
+            e.external_id,
+            None if e.no_abstract else clean_abstract(e.text).paper_id,
+        )
+        for e in listing.entries
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "ids"),
+    [
+        ("abstracts.txt", "lines", [ROUTERS, BIRDS, SHEETS]),
+        ("digest.md", "markdown", [ROUTERS, BIRDS, SHEETS, None]),
+        ("papers.json", "json", [ROUTERS, BIRDS, SHEETS]),
+        ("papers.jsonl", "jsonl", [ROUTERS, BIRDS, SHEETS, None]),
+        ("papers.bib", "bibtex", [ROUTERS, BIRDS, SHEETS, None]),
+        ("arxiv_api.atom", "feed", [ROUTERS, BIRDS]),
+        ("arxiv_new.rss", "feed", [SHEETS]),
+    ],
+)
+def test_every_format_gives_the_same_paper_ids(name: str, fmt: str, ids: list[str | None]) -> None:
+    listing = readers.read((DATA / name).read_bytes(), name)
+    assert listing.format == fmt
+    assert [row[4] for row in summary(name)] == ids
+
+
+def test_markdown_digest_fields_and_dropped_blocks() -> None:
+    listing = readers.read((DATA / "digest.md").read_bytes(), "digest.md")
+    assert listing.header is not None and (listing.header.venue, listing.header.year) == (
+        "NeurIPS",
+        2026,
+    )
+    first, second, third, fourth = listing.entries
+    assert (first.listed_number, first.line, first.authors, first.url) == (
+        1,
+        5,
+        ("Mira Okafor", "Tomás Lindqvist"),
+        "https://arxiv.org/abs/2611.04521",
+    )
+    # The <details> block (with a BibTeX code block) is not part of the abstract.
+    assert first.text.endswith(
+        "GateLock cuts forgetting by 41% while adding under 2% training time."
+    )
+    assert "@inproceedings" not in " ".join(e.text for e in listing.entries)
+    assert len(first.line_breaks) == 3  # four source lines, joined
+    assert second.external_id == "arXiv:2611.05873"  # from a block quote's paper, v2 dropped
+    assert third.text.startswith("Spreadsheets mix")  # under an "#### Abstract" heading
+    assert (fourth.no_abstract, fourth.text, fourth.external_id) == (
+        True,
+        "Position: Reviewers Should See the Code",
+        "openreview:Rv7qPz2Kw1",
+    )
+
+
+def test_bibtex_skips_proceedings_and_handles_tex() -> None:
+    listing = readers.read((DATA / "papers.bib").read_bytes(), "papers.bib")
+    assert [e.title for e in listing.entries] == [
+        "Sparse Routers Forget Less",
+        "Counting Birds from Sound with Weak Labels",
+        "A Benchmark for Tabular Question Answering in Spreadsheets",
+        "Position: Reviewers Should See the Code",
+    ]
+    assert listing.entries[0].authors == ("Mira Okafor", "Tomás Lindqvist")
+    assert "41% while" in listing.entries[0].text  # \% is a per cent sign
+    assert listing.entries[2].external_id == "arXiv:2611.06002"  # arXiv's DOI is its arXiv id
+    assert tex_escapes(r"M{\"u}ller \'{e}t\'e {\v{c}}, 5\% \& \_x") == "Müller été č, 5% & _x"
+
+
+def test_bibtex_block_that_does_not_parse_names_its_line() -> None:
+    text = "@article{a, title={Fine}, abstract={Text.}}\n\n@article{b, title={Broken\n"
+    with pytest.raises(ReaderError) as caught:
+        readers.read_text("bibtex", text, "x.bib")
+    assert caught.value.line == 3
+    assert str(caught.value).startswith("cannot be read as BibTeX: line 3: ")
+
+
+def test_python_literal_jsonl_is_refused_with_that_reason() -> None:
+    with pytest.raises(ReaderError) as caught:
+        readers.read((DATA / "python_repr.jsonl").read_bytes(), "python_repr.jsonl")
+    assert str(caught.value) == (
+        "cannot be read as JSON Lines: line 1: a Python literal (a dict printed with single "
+        "quotes), not JSON: write the records with json.dumps"
+    )
+
+
+def test_json_syntax_errors_and_non_records_name_the_line() -> None:
+    with pytest.raises(ReaderError) as caught:
+        readers.read_text("json", '[\n {"abstract": "x"},\n {"abstract": }\n]', "a.json")
+    assert str(caught.value) == "cannot be read as JSON: line 3: Expecting value (column 15)"
+    with pytest.raises(ReaderError) as caught:
+        readers.read_text("jsonl", '{"abstract": "x"}\n["a list"]\n', "a.jsonl")
+    assert (
+        str(caught.value)
+        == "cannot be read as JSON Lines: line 2: a JSON list, not a record (an object)"
+    )
+
+
+def test_feed_that_is_not_a_feed_or_not_well_formed() -> None:
+    with pytest.raises(ReaderError, match="without a <feed>, <rss> or <rdf:RDF> root"):
+        readers.read(b'<?xml version="1.0"?><catalog><book/></catalog>', "books.xml")
+    with pytest.raises(ReaderError) as caught:
+        readers.read(
+            b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n<entry>\n',
+            "x.atom",
+        )
+    assert caught.value.line == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "decision"),
+    [
+        ("a.md", "anything", ("markdown", "by extension (.md)")),
+        ("a.txt", "ICLR 2025\n\nAn abstract.", ("text", "by content: paragraphs of text")),
+        ("a.txt", '{"abstract": "x"}\n{"abstract": "y"}\n', ("jsonl", "by content: JSON Lines")),
+        ("a.txt", '[{"abstract": "x"}]', ("json", "by content: JSON")),
+        ("a.txt", "% refs\n@article{a, title={T}}\n", ("bibtex", "by content: BibTeX")),
+        (
+            "a.txt",
+            "<?xml version='1.0'?>\n<rss version='2.0'/>",
+            ("feed", "by content: an Atom or RSS feed"),
+        ),
+        ("a.txt", "<html><body>hi</body></html>", ("text", "by content: paragraphs of text")),
+    ],
+)
+def test_format_decisions(name: str, text: str, decision: tuple[str, str]) -> None:
+    found = decide_format(name, text)
+    assert (found.format, found.reason) == decision
+
+
+def test_pins_by_folder_and_glob_longest_wins() -> None:
+    pins = {"digests": "markdown", "digests/raw/*.txt": "lines"}
+    assert decide_format("digests/w48.txt", "x", pins).format == "markdown"
+    assert decide_format("digests/raw/w48.txt", "x", pins).reason == (
+        "pinned by the formats setting ('digests/raw/*.txt')"
+    )
+    assert decide_format("other/w48.md", "x", pins).format == "markdown"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"arxiv": "arXiv:2611.01234v3"}, "arXiv:2611.01234"),
+        ({"arxiv": "cs/0112017v1"}, "arXiv:cs/0112017"),
+        ({"urls": ["https://arxiv.org/pdf/2611.01234v2"]}, "arXiv:2611.01234"),
+        ({"doi_value": "https://doi.org/10.5555/ABC.12"}, "doi:10.5555/abc.12"),
+        ({"doi_value": "10.48550/arXiv.2611.01234"}, "arXiv:2611.01234"),
+        ({"urls": ["https://openreview.net/forum?id=Ab_c-1"]}, "openreview:Ab_c-1"),
+        ({"urls": ["https://example.org/paper/17"]}, None),
+    ],
+)
+def test_external_ids_are_normalised(kwargs: dict[str, object], expected: str | None) -> None:
+    assert external_id(**kwargs) == expected  # type: ignore[arg-type]
+
+
+# Shapes found in public repositories (a static-site paper page, a numbered Chinese digest,
+# a PMLR volume), rewritten as small fixtures in our own words.
+FOUND = Path(__file__).parent / "data" / "formats_found"
+
+
+def test_found_paper_page_with_front_matter_toolbar_and_two_abstracts() -> None:
+    [entry] = readers.read((FOUND / "paper_page.md").read_bytes(), "paper_page.md").entries
+    # Front matter is not a paper; the toolbar's link is the URL; of the translated and the
+    # original abstract sections, the original is the abstract.
+    assert (entry.title, entry.url, entry.external_id, entry.line) == (
+        "Sparse Routers Forget Less",
+        "https://arxiv.org/abs/2611.04521",
+        "arXiv:2611.04521",
+        6,
+    )
+    assert entry.authors == ("Mira Okafor", "Tomás Lindqvist")
+    assert clean_abstract(entry.text).paper_id == ROUTERS
+
+
+def test_found_numbered_digest_with_chinese_labels() -> None:
+    listing = readers.read((FOUND / "numbered_digest_zh.md").read_bytes(), "digest.md")
+    assert [(e.listed_number, e.title, e.external_id, e.text[:12]) for e in listing.entries] == [
+        (1, "稀疏路由器遗忘更少", "arXiv:2611.04521", "专家混合模型在窄任务上微"),
+        (2, "从声音中数鸟：弱标签下的计数", "arXiv:2611.05873", "声学监测站记录了数千小时"),
+    ]
+
+
+def test_found_pmlr_volume() -> None:
+    listing = readers.read((FOUND / "pmlr_volume.bib").read_bytes(), "pmlr_volume.bib")
+    assert listing.header is not None and listing.header.text == "ICML 2026"
+    first, second = listing.entries
+    assert first.title == "Sparse Routers Forget Less: GateLock for Continual Mixture-of-Experts"
+    assert first.authors == ("Mira Okafor", "Tomás Lindqvist", "José Hernández-Ruiz")
+    assert clean_abstract(first.text).paper_id == ROUTERS
+    assert (second.no_abstract, second.url) == (
+        True,
+        "https://proceedings.mlr.press/v301/brandt26b.html",
+    )
