@@ -273,6 +273,8 @@ LISTING_FILES_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "reason": pl.String,
     "internal_error": pl.Boolean,
     "paperwatch_version": pl.String,
+    "format": pl.String,
+    "format_reason": pl.String,
     "first_seen": pl.Datetime("us", "UTC"),
     "first_seen_week": pl.String,
     "loaded_at": pl.Datetime("us", "UTC"),

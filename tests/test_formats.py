@@ -191,7 +191,10 @@ def test_report_shows_titles_and_lists_no_abstract_once_per_file(
     # The title of each new paper, linked to the URL its first record gave.
     assert report.html.count('href="http://arxiv.org/abs/2611.04521v2"') == 1
     assert ">Sparse Routers Forget Less</a>" in report.html
-    assert "* Counting Birds from Sound with Weak Labels (abstracts.txt #2)\n" in report.text
+    assert (
+        "* Counting Birds from Sound with Weak Labels (NeurIPS 2026 · listing “abstracts” · #2)\n"
+        in report.text
+    )
     # Three records without an abstract in three files: one line per file, 3 entries.
     assert report.text.count("no abstract: 1 record of this file") == 3
     assert "Quarantined this week: 3 entries and 2 whole files" in report.text

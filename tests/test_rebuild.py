@@ -55,7 +55,7 @@ def build_folder(tmp_path: Path) -> Path:
     (folder / "016_0000000000000007.txt").write_text(
         f"ICLR 2025 accepted papers\n\n{good} Extended.\n\n{SHORT}\n", encoding="utf-8"
     )
-    (folder / "notes.md").write_text("not a listing\n", encoding="utf-8")
+    (folder / "notes.docx").write_text("not a listing\n", encoding="utf-8")
     return folder
 
 

@@ -96,7 +96,7 @@ def test_sources_name_venue_listing_and_position_and_files_only_in_the_csv(
     for part in (report.html, report.text):
         assert "5dc500fada0b6079" not in part and ".txt #" not in part
     csv_text = report.csv.decode("utf-8-sig")
-    assert "000_5dc500fada0b6079.txt,1\r\n" in csv_text
+    assert "000_5dc500fada0b6079.txt,1,,,,\r\n" in csv_text
 
 
 # ------------------------------------------------------------ wording, layout
