@@ -1145,6 +1145,8 @@ def sql(
         Path | None,
         typer.Option(
             "--database",
+            "-d",
+            metavar="<path>",
             help="DuckDB file whose snapshot to open (default: data/paperwatch.duckdb).",
             show_default=False,
         ),
