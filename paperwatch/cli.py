@@ -414,6 +414,11 @@ def prefect_home(database: Path) -> Path | None:
     Args:
         database: the DuckDB file of the run.
 
+    The home is created (with the database's folder) when it is set: Prefect makes its
+    home at import with a plain ``mkdir``, which fails, with a ``UserWarning`` on the
+    terminal, when the database's folder does not exist yet (the first run of a fresh
+    clone has no ``data/``).
+
     Returns:
         The home set, or None when it was left alone.
     """
@@ -437,6 +442,10 @@ def prefect_home(database: Path) -> Path | None:
             return None
         os.environ.setdefault("PREFECT_PROFILES_PATH", str(profiles))
     home = database.resolve().parent / ".prefect"
+    # Prefect creates its home at import without parents: a fresh clone has no data/.
+    # An unwritable database folder is named by the run's own error.
+    with contextlib.suppress(OSError):
+        home.mkdir(parents=True, exist_ok=True)
     os.environ["PREFECT_HOME"] = str(home)
     return home
 
@@ -1136,6 +1145,8 @@ def sql(
         Path | None,
         typer.Option(
             "--database",
+            "-d",
+            metavar="<path>",
             help="DuckDB file whose snapshot to open (default: data/paperwatch.duckdb).",
             show_default=False,
         ),

@@ -77,6 +77,63 @@ def test_markdown_digest_fields_and_dropped_blocks() -> None:
     )
 
 
+def test_markdown_fields_right_above_a_rule_are_fields_not_a_heading() -> None:
+    # The README's example: labelled lines, then "---" with no blank line between,
+    # which CommonMark alone reads as a setext heading of all three fields.
+    text = (
+        "# ICML 2026 reading digest\n\n"
+        "## [1] Quiet Gradients for Noisy Labels\n"
+        "**Authors:** Hana Sato, Pedro Alves\n"
+        "**Link:** https://arxiv.org/abs/2612.00101\n"
+        "**Abstract:** Crowd labels are noisy. We propose QuietGrad, a reweighting rule.\n"
+        "---\n"
+        "## [2] Tables That Explain Themselves\n"
+        "**Authors:** Lena Fischer\n"
+        "**Abstract:** Spreadsheet headers hide meaning. We expand their abbreviations.\n"
+        "---\n"
+        "Plain Setext Title\n"
+        "---\n"
+        "Its abstract, under a heading that is not a field.\n"
+    )
+    listing = readers.read(text.encode(), "digest.md")
+    assert listing.format == "markdown"
+    assert [
+        (e.position, e.line, e.listed_number, e.title, e.authors, e.url, e.external_id, e.text)
+        for e in listing.entries
+    ] == [
+        (
+            1,
+            3,
+            1,
+            "Quiet Gradients for Noisy Labels",
+            ("Hana Sato", "Pedro Alves"),
+            "https://arxiv.org/abs/2612.00101",
+            "arXiv:2612.00101",
+            "Crowd labels are noisy. We propose QuietGrad, a reweighting rule.",
+        ),
+        (
+            2,
+            8,
+            2,
+            "Tables That Explain Themselves",
+            ("Lena Fischer",),
+            None,
+            None,
+            "Spreadsheet headers hide meaning. We expand their abbreviations.",
+        ),
+        (
+            3,
+            12,
+            None,
+            "Plain Setext Title",
+            (),
+            None,
+            None,
+            "Its abstract, under a heading that is not a field.",
+        ),
+    ]
+
+
 def test_bibtex_skips_proceedings_and_handles_tex() -> None:
     listing = readers.read((DATA / "papers.bib").read_bytes(), "papers.bib")
     assert [e.title for e in listing.entries] == [

@@ -297,6 +297,25 @@ def test_paperwatch_sql_prints_the_count_of_the_seeds(seeds_in_data: Path, tmp_p
     assert cells == ["count_star()", "int64", "54"]
 
 
+def test_paperwatch_sql_takes_d_for_the_database_like_every_command(
+    seeds_in_data: Path, tmp_path: Path
+) -> None:
+    # `-d` was passed on to the DuckDB CLI ("Unrecognized option '-d'").
+    publish_snapshot(seeds_in_data, seeds_in_data.with_name("paperwatch.read.duckdb"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    query = "select count(*) as n from papers"
+    result = subprocess.run(
+        [str(BIN / "paperwatch"), "sql", "-d", "../data/paperwatch.duckdb", "-csv", "-c", query],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["n", "54"]
+
+
 def test_paperwatch_sql_without_a_snapshot(seeds_in_data: Path) -> None:
     result = runner.invoke(app, ["sql", "-c", "select 1"])
     assert result.exit_code == 1

@@ -262,6 +262,29 @@ def test_prefect_gets_a_home_beside_the_database_unless_the_user_chose(tmp_path:
     )
 
 
+def test_prefect_home_exists_before_prefect_is_imported_in_a_fresh_clone(
+    tmp_path: Path,
+) -> None:
+    # A fresh clone has no data/: Prefect's own mkdir of its home failed with a
+    # "Failed to create the Prefect home directory" warning on the first `make run`.
+    database = tmp_path / "data" / "paperwatch.duckdb"
+    code = (
+        "from pathlib import Path; from paperwatch.cli import prefect_home; "
+        f"print(prefect_home(Path({str(database)!r}))); import prefect.context"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\n"
+    assert "Failed to create the Prefect home directory" not in done.stderr
+    assert (tmp_path / "data" / ".prefect").is_dir()
+
+
 # ------------------------------------------- Prefect's temporary server (marker server)
 
 

@@ -23,6 +23,9 @@ shape it reads is what digest generators and reading lists write::
   digest's own prose: not a paper.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
   paper is decoration); a file of plain paragraphs gives one paper per paragraph.
+- A ``---`` rule right under a labelled line (``**Abstract:** …`` then ``---`` with no
+  blank line between, as the shape above is written) is a rule after that paragraph,
+  not the underline of a setext heading: CommonMark would make the fields a heading.
 - YAML front matter (a static-site page's ``---`` block at the top) is not content; the
   links of HTML blocks inside a paper (a toolbar's arXiv link) are its URLs.
 """
@@ -220,6 +223,40 @@ def _papers_level(tokens: list[Token]) -> int | None:
     return max(levels.items(), key=lambda item: (item[1], item[0]))[0]
 
 
+def _fields_before_rules(tokens: list[Token]) -> list[Token]:
+    """The tokens with each setext heading underlined by ``---`` whose first line is a
+    labelled field (``**Abstract:** …``) turned back into a paragraph and a rule.
+
+    CommonMark reads ``---`` right under a paragraph as a level-2 setext underline
+    (spec 0.31.2, 4.3 "Setext headings"), so a digest written as fields then ``---``
+    without a blank line would make its authors, link and abstract one heading. A
+    heading never starts with such a label; an ATX heading (``## Abstract: …``) and a
+    ``===`` underline are left as they are.
+    """
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (
+            token.type == "heading_open"
+            and token.markup == "-"
+            and index + 2 < len(tokens)
+            and _LABEL.match(tokens[index + 1].content.split("\n", 1)[0])
+        ):
+            inline, close = tokens[index + 1], tokens[index + 2]
+            end = (token.map or [0, 0])[1]
+            token.type, token.tag, token.markup = "paragraph_open", "p", ""
+            close.type, close.tag, close.markup = "paragraph_close", "p", ""
+            rule = Token("hr", "hr", 0, map=[end - 1, end], markup="---", block=True)
+            rule.level = token.level
+            out.extend([token, inline, close, rule])
+            index += 3
+            continue
+        out.append(token)
+        index += 1
+    return out
+
+
 def read_text(text: str, name: str = "<text>") -> Listing:
     """The papers of a Markdown digest as entries (see the module's description).
 
@@ -233,7 +270,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     front = _FRONT_MATTER.match(text)
     if front:  # blank lines in its place keep the line numbers
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
-    tokens = _PARSER.parse(text)
+    tokens = _fields_before_rules(_PARSER.parse(text))
     level = _papers_level(tokens)
     header: Header | None = None
     papers: list[_Paper] = []
