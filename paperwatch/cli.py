@@ -936,8 +936,10 @@ def rebuild(
         typer.echo(f"rebuilt {path}; the old database ({state}) is kept as {outcome.aside}")
     else:
         typer.echo(f"built {path} from {settings.watch_dir} (there was no database)")
-    carried = ", ".join(f"{n} {item}" for item, n in outcome.carried.carried.items())
-    typer.echo(f"carried over from the old database: {carried}")
+    carried = "; ".join(
+        f"{item}: {n:,} row{'' if n == 1 else 's'}" for item, n in outcome.carried.carried.items()
+    )
+    typer.echo(f"carried over from the old database ({carried})")
     for line in outcome.carried.not_carried:
         typer.secho(f"not carried over: {line}", fg=typer.colors.YELLOW, err=True)
 

@@ -96,12 +96,16 @@ class Carryover:
         damage: what was found damaged in the old file (one line each); empty when every
             table read without error.
         existed: whether there was an old file at all.
+        loaded_paths: see below.
     """
 
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     damage: list[str] = field(default_factory=list)
     existed: bool = True
+    #: Paths of the old database's loaded listing files (relative to the folder they were
+    #: ingested from), to tell what the rebuild did not find; None when unreadable.
+    loaded_paths: set[str] | None = None
 
     @property
     def damaged(self) -> bool:
@@ -161,6 +165,15 @@ def read_carryover(database: Path) -> Carryover:
                 found.rows[item] = con.execute(sql).fetchall()
             except duckdb.Error as exc:
                 found.unreadable[item] = _first_line(exc)
+        try:
+            found.loaded_paths = {
+                str(r[0])
+                for r in con.execute(
+                    "select distinct path from listing_files where status = 'loaded'"
+                ).fetchall()
+            }
+        except duckdb.Error:
+            found.loaded_paths = None
         tables = [
             r[0]
             for r in con.execute(
@@ -203,10 +216,22 @@ def apply_carryover(
     - ``ignored_paths`` rows replace the ones of the re-ingestion for the same path (the
       original first sighting), and paths no longer in the folder are kept;
     - ``reports`` rows are inserted in their original order (new ``report_id`` values,
-      in the same order).
+      in the same order);
+    - listing files loaded into the old database whose path the rebuild did not find (a
+      file removed, or ingested from another folder) are reported.
     """
     carried = dict.fromkeys(CARRIED, 0)
     missing = [f"{item}: {why}" for item, why in found.unreadable.items()]
+    if found.loaded_paths:
+        now = {r[0] for r in con.execute("select distinct path from listing_files").fetchall()}
+        gone = sorted(found.loaded_paths - now)
+        if gone:
+            shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5:,} more" if len(gone) > 5 else "")
+            missing.append(
+                f"listing files: {len(gone):,} loaded into the old database are not in the "
+                f"folder ({shown}); their papers are not in the rebuilt one (ingest their "
+                "folder into it to add them)"
+            )
     for qid, path, position, raw_text, at, by, note in found.rows.get(CARRIED[0], []):
         row = con.execute(
             "select quarantine_id from quarantine where kind = 'entry' and path = ? and "

@@ -111,8 +111,8 @@ def test_a_readable_database_is_rebuilt_equal_to_a_fresh_ingest_and_kept_aside(
     assert aside.read_bytes() == old_bytes  # kept, byte for byte
     assert f"the old database (readable) is kept as {aside}" in result.output
     assert (
-        "carried over from the old database: 1 quarantine releases, 1 ignored paths, "
-        "1 report history" in result.output
+        "carried over from the old database (quarantine releases: 1 row; ignored paths: "
+        "1 row; report history: 1 row)" in result.output
     )
     assert "not carried over" not in result.output
     assert not (database.parent / "paperwatch.duckdb.rebuilding").exists()
@@ -130,6 +130,23 @@ def test_a_readable_database_is_rebuilt_equal_to_a_fresh_ingest_and_kept_aside(
         assert con.execute("select count(*) from papers").fetchone() == (56,)
 
 
+def test_a_rebuild_names_the_loaded_files_it_did_not_find_in_the_folder(
+    tmp_path: Path,
+) -> None:
+    folder = build_folder(tmp_path)
+    database = used_database(tmp_path, folder)
+    gone = sorted(p.name for p in folder.glob("0*.txt"))[0]
+    (folder / gone).unlink()  # loaded before, not in the folder now
+    result = rebuild(folder, database)
+    assert result.exit_code == 0, result.output
+    not_carried = [line for line in result.output.splitlines() if line.startswith("not carried")]
+    assert not_carried[-1] == (
+        f"not carried over: listing files: 1 loaded into the old database are not in the "
+        f"folder ({gone}); their papers are not in the rebuilt one (ingest their folder "
+        "into it to add them)"
+    )
+
+
 def test_a_damaged_database_is_rebuilt_and_says_what_it_could_not_carry_over(
     tmp_path: Path,
 ) -> None:
@@ -143,7 +160,7 @@ def test_a_damaged_database_is_rebuilt_and_says_what_it_could_not_carry_over(
     assert result.exit_code == 0, result.output
     (aside,) = database.parent.glob("paperwatch.duckdb.damaged-*")
     assert aside.read_bytes() == bytes(data)
-    assert "carried over from the old database: 0 quarantine releases" in result.output
+    assert "carried over from the old database (quarantine releases: 0 rows;" in result.output
     not_carried = [line for line in result.output.splitlines() if line.startswith("not carried")]
     assert [line.split(":", 2)[1] for line in not_carried] == [
         " quarantine releases",
