@@ -62,8 +62,8 @@ def release_entry(
         week: ISO week of ``at`` in the configured time zone.
 
     Raises:
-        QuarantineError: no such row, a whole file, already released, or nothing
-            left of the entry once markup is removed.
+        QuarantineError: no such row, a whole file, already released, a record without
+            an abstract, or nothing left of the entry once markup is removed.
     """
     row = con.execute(
         "select kind, file_id, path, position, line, raw_text, released_at, released_by, reasons "
@@ -83,6 +83,12 @@ def release_entry(
         raise QuarantineError(
             f"#{quarantine_id} is a whole file ({path}: {'; '.join(reasons)}); fix the file and "
             "put it in the watched folder again: it is then loaded as a new version of the listing"
+        )
+    if "no abstract" in (reasons or []):
+        raise QuarantineError(
+            f"#{quarantine_id} ({path}:{line}) is a record without an abstract: there is no "
+            "abstract to load (its title alone is not a paper); add the abstract to the "
+            "listing and put the file in the watched folder again"
         )
     cleaned = clean_abstract(raw_text or "")
     if not cleaned.abstract:

@@ -6,6 +6,7 @@ records without an abstract, Python literals and ambiguous files are quarantined
 from __future__ import annotations
 
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -176,6 +177,30 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
             "{'title': 'Sparse Routers Forget Less', ",
         ),
     ]
+
+
+def test_a_record_without_an_abstract_cannot_be_released_as_a_paper(
+    ingested: tuple[Path, Path, object],
+) -> None:
+    from paperwatch.quarantine import QuarantineError, release_entry
+
+    _, database, _ = ingested
+    with duckdb.connect(str(database)) as con:
+        (qid,) = con.execute(
+            "select quarantine_id from quarantine where path = 'papers.jsonl' and position = 4"
+        ).fetchone()
+        papers_before = con.execute("select count(*) from papers").fetchone()
+        with pytest.raises(QuarantineError) as caught:
+            release_entry(con, qid, by="ana", note="", at=datetime.now(UTC), week="2026-W48")
+        assert str(caught.value) == (
+            f"#{qid} (papers.jsonl:5) is a record without an abstract: there is no abstract to "
+            "load (its title alone is not a paper); add the abstract to the listing and put the "
+            "file in the watched folder again"
+        )
+        assert con.execute("select count(*) from papers").fetchone() == papers_before
+        assert con.execute(
+            "select released_at from quarantine where quarantine_id = ?", [qid]
+        ).fetchone() == (None,)
 
 
 def test_report_shows_titles_and_lists_no_abstract_once_per_file(
