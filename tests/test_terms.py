@@ -437,6 +437,8 @@ def test_partials_render_the_first_week_and_an_empty_week(
         empty = trending_terms_for_week(con, "2026-W40", settings, persist=False)
     html = env.get_template("_trending.html.j2").render(trending=result)
     text = env.get_template("_trending.txt.j2").render(trending=result)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    text = " ".join(text.split())  # the text part is wrapped at 78 columns
     for out in (html, text):
         assert "First week" in out and "trends start next week" in out
         assert "Rising" not in out and "Falling" not in out

@@ -348,7 +348,8 @@ def test_first_week_lists_ten_distinctive_terms(settings: Settings, env: Environ
     assert stored == [("distinctive", 10)]
     html = env.get_template("_trending.html.j2").render(trending=result)
     text = env.get_template("_trending.txt.j2").render(trending=result)
-    assert "trends start next week" in html and "trends start next week" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "trends start next week" in html and "trends start next week" in " ".join(text.split())
     headings = [h.split(">", 1)[1] for h in html.split("<th")[1:]]
     headings = [h.split("</th>", 1)[0] for h in headings]
     assert headings == ["Term"]  # one column heading, no chart without a history
