@@ -1,0 +1,62 @@
+"""Hostile inputs for the readers: each failed in a way the operator could not act on.
+
+JSON nested thousands of levels deep made Python's ``json`` raise RecursionError, which
+quarantined the file as an "internal error while preparing" instead of naming the line;
+a BibTeX block left open (an unbalanced brace in an ``@comment``) was quarantined with an
+empty reason, and bibtexparser's own warnings were printed on the terminal.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from paperwatch import readers
+from paperwatch.readers import ReaderError, decide_format
+
+ABSTRACT = (
+    "We count the lighthouses of a rocky coast from old postcards and compare the tally "
+    "with harbour records, finding that a third of the towers were never mapped."
+)
+
+
+def test_json_nested_ten_thousand_deep_names_the_line() -> None:
+    text = '{"papers": [\n{"abstract": "' + ABSTRACT + '",\n "extra": ' + "[" * 10_000
+    text += "]" * 10_000 + "}\n]}\n"
+    with pytest.raises(ReaderError) as caught:
+        readers.read(text.encode(), "deep.json")
+    assert str(caught.value) == (
+        "cannot be read as JSON: line 3: arrays or objects nested more than 500 levels "
+        "deep (column 508): not a file of paper records"
+    )
+
+
+def test_jsonl_line_nested_too_deep_names_that_line() -> None:
+    text = '{"abstract": "' + ABSTRACT + '"}\n{"a": ' + "[" * 3_000 + "]" * 3_000 + "}\n"
+    with pytest.raises(ReaderError) as caught:
+        readers.read(text.encode(), "deep.jsonl")
+    assert (caught.value.line, caught.value.format) == (2, "jsonl")
+    assert "nested more than 500 levels deep (column 506)" in str(caught.value)
+
+
+def test_deeply_nested_brackets_in_a_txt_are_plain_text() -> None:
+    decision = decide_format("deep.txt", "[" * 10_000 + "]" * 10_000)
+    assert (decision.format, decision.reason) == ("text", "by content: paragraphs of text")
+
+
+def test_unclosed_bibtex_block_gives_the_parser_reason_and_prints_nothing(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    text = (
+        "@string{venue = {Coastal Studies 2026}}\n"
+        "@comment{ left { open\n"
+        "@inproceedings{a,\n title = {Lighthouses},\n abstract = {" + ABSTRACT + "}\n}\n"
+    )
+    with caplog.at_level(logging.CRITICAL), pytest.raises(ReaderError) as caught:
+        readers.read(text.encode(), "open.bib")
+    assert str(caught.value) == (
+        "cannot be read as BibTeX: line 2: Unexpected block start: `@inproceedings`. Was "
+        "still looking for closing bracket (the block that starts on this line)"
+    )
+    assert capsys.readouterr() == ("", "")
