@@ -60,3 +60,17 @@ def test_unclosed_bibtex_block_gives_the_parser_reason_and_prints_nothing(
         "still looking for closing bracket (the block that starts on this line)"
     )
     assert capsys.readouterr() == ("", "")
+
+
+def test_javascript_url_gives_no_link() -> None:
+    records = (
+        '[{"title": "Lighthouses", "url": "javascript:fetch(\'https://x.example/steal\')", '
+        '"abstract": "' + ABSTRACT + '"},\n'
+        ' {"title": "Harbours", "url": " JavaScript:alert(1)", "link": "https://x.example/a",'
+        ' "abstract": "' + ABSTRACT + ' Again."}]'
+    )
+    listing = readers.read(records.encode(), "links.json")
+    assert [(e.title, e.url) for e in listing.entries] == [
+        ("Lighthouses", None),
+        ("Harbours", None),
+    ]

@@ -114,9 +114,18 @@ def id_url(ext_id: str) -> str | None:
     return None
 
 
+#: Schemes that run code or carry a document when a link is followed; a field written with
+#: one is not a paper's address, even when an http(s) URL appears inside it.
+_ACTIVE_SCHEME = re.compile(r"\A\s*(?:javascript|vbscript|data)\s*:", re.IGNORECASE)
+
+
 def first_url(value: str | None) -> str | None:
-    """The first http(s) URL in ``value`` (a bare URL or a Markdown link), or None."""
-    if not value:
+    """The first http(s) URL in ``value`` (a bare URL or a Markdown link), or None.
+
+    None too for a value that is a ``javascript:``, ``vbscript:`` or ``data:`` URL
+    (``javascript:fetch('https://x.example/')`` names no paper's address).
+    """
+    if not value or _ACTIVE_SCHEME.match(value):
         return None
     found = _URL.search(value)
     return found.group(0).rstrip(".,;") if found else None
