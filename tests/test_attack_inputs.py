@@ -74,3 +74,35 @@ def test_javascript_url_gives_no_link() -> None:
         ("Lighthouses", None),
         ("Harbours", None),
     ]
+
+
+def test_markdown_digest_copied_from_arxiv_rss_drops_the_announce_prefix() -> None:
+    """A digest generated from arXiv's RSS keeps ``arXiv:… Announce Type: new`` before
+    the abstract (seen in a public daily digest); the feed reader drops it, so the same
+    paper read from the digest must have the same text, and so the same paper_id."""
+    digest = (
+        "# Coastal digest\n\n"
+        "## Counting Lighthouses from Postcards\n"
+        "**Link:** [https://arxiv.org/abs/2611.04444](https://arxiv.org/abs/2611.04444)\n\n"
+        "**Abstract:** arXiv:2611.04444v1 Announce Type: new \n"
+        "Abstract: We count the lighthouses of a rocky coast from old postcards\n"
+        "  and compare the tally with harbour records, finding that a third of the towers "
+        "were never mapped.\n\n"
+        "**Analysis:** True\n\n---\n"
+    )
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>coast</title><item>'
+        "<title>Counting Lighthouses from Postcards</title>"
+        "<link>https://arxiv.org/abs/2611.04444</link>"
+        "<description>arXiv:2611.04444v1 Announce Type: new Abstract: "
+        + ABSTRACT
+        + "</description>"
+        "</item></channel></rss>"
+    )
+    (from_md,) = readers.read(digest.encode(), "digest.md").entries
+    (from_rss,) = readers.read(feed.encode(), "coast.rss").entries
+    assert from_md.text == from_rss.text == ABSTRACT
+    assert from_md.line_breaks == (
+        len("We count the lighthouses of a rocky coast from old postcards"),
+    )
+    assert (from_md.external_id, from_md.line) == ("arXiv:2611.04444", 3)
