@@ -106,3 +106,25 @@ def test_markdown_digest_copied_from_arxiv_rss_drops_the_announce_prefix() -> No
         len("We count the lighthouses of a rocky coast from old postcards"),
     )
     assert (from_md.external_id, from_md.line) == ("arXiv:2611.04444", 3)
+
+
+def test_feed_entry_lines_ignore_entries_written_in_comments_and_cdata() -> None:
+    feed = (
+        '<?xml version="1.0"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>Coast 2026</title>\n'
+        "<!-- template: <entry><title>x</title></entry> -->\n"
+        "<entry><id>http://arxiv.org/abs/2611.00011v1</id><title>One</title>\n"
+        "<summary>" + ABSTRACT + "</summary></entry>\n"
+        '<entry><id>http://arxiv.org/abs/2611.00012v1</id><title type="html">'
+        "<![CDATA[<entry> tags & more]]></title>\n"
+        "<summary>" + ABSTRACT + " Twice.</summary></entry>\n"
+        "<entry><id>http://arxiv.org/abs/2611.00013v1</id><title>Three</title>\n"
+        "<summary>" + ABSTRACT + " Thrice.</summary></entry>\n"
+        "</feed>\n"
+    )
+    listing = readers.read(feed.encode(), "coast.atom")
+    assert [(e.line, e.external_id) for e in listing.entries] == [
+        (4, "arXiv:2611.00011"),
+        (6, "arXiv:2611.00012"),
+        (8, "arXiv:2611.00013"),
+    ]
