@@ -128,3 +128,14 @@ def test_feed_entry_lines_ignore_entries_written_in_comments_and_cdata() -> None
         (6, "arXiv:2611.00012"),
         (8, "arXiv:2611.00013"),
     ]
+
+
+def test_json_number_of_five_thousand_digits_names_the_line() -> None:
+    text = '[\n{"abstract": "' + ABSTRACT + '",\n "year": ' + "7" * 5_000 + "}\n]\n"
+    with pytest.raises(ReaderError) as caught:
+        readers.read(text.encode(), "long.json")
+    assert str(caught.value) == (
+        "cannot be read as JSON: line 3: a number too long to read: Exceeds the limit "
+        "(4300 digits) for integer string conversion: value has 5000 digits; use "
+        "sys.set_int_max_str_digits() to increase the limit"
+    )

@@ -96,6 +96,17 @@ def _too_deep(fmt: str, text: str, first_line: int) -> ReaderError:
     )
 
 
+_LONG_NUMBER = re.compile(r"\d{4300,}")
+
+
+def _number_too_long(fmt: str, text: str, first_line: int, exc: ValueError) -> ReaderError:
+    """The error of JSON ``text`` holding an integer longer than Python converts
+    (``sys.get_int_max_str_digits()``, 4,300 digits): the line where it starts."""
+    found = _LONG_NUMBER.search(text)
+    line = first_line + (text.count("\n", 0, found.start()) if found else 0)
+    return ReaderError(fmt, line, f"a number too long to read: {exc}")
+
+
 def _syntax_error(fmt: str, text: str, exc: json.JSONDecodeError, line: int) -> ReaderError:
     """The error of a JSON document or line ``text`` that did not parse, at ``line``."""
     if _python_literal(text):
@@ -128,6 +139,8 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
                 raise _syntax_error(fmt, line, exc, number) from None
             except RecursionError:
                 raise _too_deep(fmt, line, number) from None
+            except ValueError as exc:  # an integer of more than 4,300 digits
+                raise _number_too_long(fmt, line, number, exc) from None
             records.append((number, value))
     else:
         try:
@@ -136,6 +149,8 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
             raise _syntax_error(fmt, text, exc, exc.lineno) from None
         except RecursionError:
             raise _too_deep(fmt, text, 1) from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise _number_too_long(fmt, text, 1, exc) from None
         records = _records_with_lines(text, value)
     entries: list[Entry] = []
     venues: set[str] = set()
