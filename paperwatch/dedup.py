@@ -93,6 +93,16 @@ MINHASH_SEED = 20260101
 LSH_RECALL_AT_THRESHOLD = 0.99
 #: Bumped whenever tokenising, shingling or hashing changes: stored signatures are then rebuilt.
 SHINGLE_VERSION = 1
+#: Members of one LSH bucket (band, key) that every other member of it is compared with.
+#: A bucket holds papers whose ``r`` MinHash values of a band all agree: a handful in real
+#: listings (at most 7 in the labelled English and Chinese test sets, 89 and 42 papers with
+#: families of revisions). A family of thousands of near-identical abstracts (a templated
+#: or crafted file) would otherwise make n·(n-1)/2 candidate pairs per band: 10,000
+#: variants in one file made 50 million and ran DuckDB out of memory, failing every later
+#: run too. A paper of a bucket larger than this is compared with the bucket's
+#: ``BUCKET_ANCHORS`` smallest paper ids only, so candidates grow linearly (10,000 variants:
+#: 434,272 candidates, about 8 s); :func:`keep_closest` keeps 10 pairs per paper anyway.
+BUCKET_ANCHORS = 16
 
 #: Scripts written without spaces: each character is a token (shingled by characters).
 #: Hiragana+Katakana, CJK Extension A, CJK Unified Ideographs, CJK Compatibility Ideographs.
@@ -431,29 +441,40 @@ def band_frame(paper_ids: Sequence[str], keys: np.ndarray) -> pl.DataFrame:
     )
 
 
-def candidate_pairs(new: pl.DataFrame, earlier: pl.DataFrame | None = None) -> pl.DataFrame:
+def candidate_pairs(
+    new: pl.DataFrame, earlier: pl.DataFrame | None = None, anchors: int = BUCKET_ANCHORS
+) -> pl.DataFrame:
     """Pairs of distinct papers sharing a band key: new×new and new×earlier.
+
+    In a bucket (band, band_key) of more than ``anchors`` papers (new and earlier
+    together), a pair is a candidate only when one of the two is among the bucket's
+    ``anchors`` smallest paper ids (see :data:`BUCKET_ANCHORS`): at most
+    ``anchors`` candidates per paper and band instead of one per member.
 
     Args:
         new, earlier: frames of :func:`band_frame` (earlier may be None or empty).
+        anchors: members of a bucket every other member is compared with (>= 1).
 
     Returns:
         A frame with columns ``a`` < ``b`` (paper ids), each pair once, sorted.
     """
-    pairs = [
-        new.join(new, on=["band", "band_key"], suffix="_other").select(
-            pl.col("paper_id").alias("x"), pl.col("paper_id_other").alias("y")
-        )
-    ]
-    if earlier is not None and earlier.height:
-        pairs.append(
-            new.join(earlier, on=["band", "band_key"], suffix="_other").select(
-                pl.col("paper_id").alias("x"), pl.col("paper_id_other").alias("y")
-            )
-        )
+    keys = ["band", "band_key"]
+    members = new if earlier is None or not earlier.height else pl.concat([new, earlier])
+    ranked = members.unique(["band", "band_key", "paper_id"]).with_columns(
+        rank=pl.col("paper_id").rank("ordinal").over(keys)
+    )
+    new_ranked = ranked.join(new.select(*keys, "paper_id"), on=[*keys, "paper_id"], how="semi")
+    top = ranked.filter(pl.col("rank") <= anchors)
+    # Two joins, each at most `anchors` rows per paper and band: a new paper with the
+    # bucket's anchors, and a new paper that is an anchor with every member.
+    pairs = pl.concat(
+        [
+            new_ranked.join(top, on=keys, suffix="_other"),
+            new_ranked.filter(pl.col("rank") <= anchors).join(ranked, on=keys, suffix="_other"),
+        ]
+    ).select(pl.col("paper_id").alias("x"), pl.col("paper_id_other").alias("y"))
     return (
-        pl.concat(pairs)
-        .filter(pl.col("x") != pl.col("y"))
+        pairs.filter(pl.col("x") != pl.col("y"))
         .select(a=pl.min_horizontal("x", "y"), b=pl.max_horizontal("x", "y"))
         .unique()
         .sort("a", "b")
@@ -710,17 +731,36 @@ def _store_sketch_db(
     )
 
 
-def _candidates_db(con: duckdb.DuckDBPyConnection, sketch: Sketch) -> list[tuple[str, str]]:
-    """Unordered candidate pairs of the batch against every stored band key (batch included)."""
+def _candidates_db(
+    con: duckdb.DuckDBPyConnection, sketch: Sketch, anchors: int = BUCKET_ANCHORS
+) -> list[tuple[str, str]]:
+    """Unordered candidate pairs of the batch against every stored band key (batch
+    included), with :func:`candidate_pairs`' rule for buckets of more than ``anchors``."""
     new_bands = sketch.bands().to_arrow()  # noqa: F841
     return con.execute(
         """
-        select distinct least(n.paper_id, e.paper_id), greatest(n.paper_id, e.paper_id)
-        from new_bands n
-        join paper_lsh_bands e on e.band = n.band and e.band_key = n.band_key
-        where e.paper_id <> n.paper_id
+        with touched as (select distinct band, band_key from new_bands),
+        ranked as (
+            select e.band, e.band_key, e.paper_id,
+                row_number() over (partition by e.band, e.band_key order by e.paper_id) as r
+            from paper_lsh_bands e semi join touched using (band, band_key)
+        ),
+        new_ranked as (
+            select * from ranked semi join new_bands using (band, band_key, paper_id)
+        ),
+        pairs as (
+            select n.paper_id as x, a.paper_id as y
+            from new_ranked n join ranked a on a.band = n.band and a.band_key = n.band_key
+            where a.r <= $anchors
+            union all
+            select n.paper_id as x, m.paper_id as y
+            from new_ranked n join ranked m on m.band = n.band and m.band_key = n.band_key
+            where n.r <= $anchors
+        )
+        select distinct least(x, y), greatest(x, y) from pairs where x <> y
         order by 1, 2
-        """
+        """,
+        {"anchors": anchors},
     ).fetchall()
 
 
@@ -780,7 +820,9 @@ def update_near_duplicates(
     stored signatures were made with other settings (see
     :func:`signature_scheme`), all are rebuilt and pairs the current settings no
     longer find are deleted. The table then holds exactly what a from-scratch
-    run finds; existing rows keep their ``detected_at``.
+    run finds; existing rows keep their ``detected_at``. (Except in an LSH bucket of
+    more than :data:`BUCKET_ANCHORS` papers, where a pair found earlier is kept when
+    a later paper with a smaller id took its place among the bucket's anchors.)
 
     Args:
         con: a read-write connection with the schema applied.

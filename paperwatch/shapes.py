@@ -505,7 +505,7 @@ def file_format(text: str) -> str | None:
         try:
             json.loads(text)
             return "JSON (.json)"
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
             lines = [line for line in sample.splitlines() if line.strip()]
             if len(text) > _SNIFF_CHARS:
                 lines = lines[:-1]  # the sample may end in the middle of a line
@@ -532,7 +532,7 @@ def file_format(text: str) -> str | None:
 def _is_json_record(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict | list)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -246,7 +246,7 @@ def is_json(text: str) -> bool:
     """True when ``text`` parses as JSON."""
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

@@ -22,6 +22,7 @@ keys); a block bibtexparser cannot parse makes the file unreadable, naming its l
 
 from __future__ import annotations
 
+import logging
 import re
 
 import bibtexparser
@@ -56,6 +57,10 @@ _COMBINING = {
 }
 _ESCAPED = re.compile(r"\\([%&_#$])")
 _LATEX = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=True)
+# bibtexparser logs every block it gives up on as a warning, which Python's last-resort
+# handler prints on stderr in the middle of a run's progress; the reader's error names the
+# block and the reason instead (the quarantine keeps it).
+logging.getLogger("bibtexparser").addHandler(logging.NullHandler())
 
 
 def read(data: bytes, name: str) -> Listing:
@@ -127,7 +132,9 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             continue
         if isinstance(block, ParsingFailedBlock):
             line = (block.start_line or 0) + 1
-            detail = str(block.error) if block.error else "a block that does not parse"
+            # BlockAbortedException keeps its message in abort_reason (str() is empty).
+            reason = getattr(block.error, "abort_reason", None) or str(block.error or "")
+            detail = f"{reason.strip() or 'a block that does not parse'} (the block that starts on this line)"
             raise ReaderError("bibtex", line, one_line(detail) or detail)
     records.sort(key=lambda r: r.start_line or 0)
     header: Header | None = None

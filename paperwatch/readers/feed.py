@@ -32,6 +32,13 @@ _ANNOUNCE = re.compile(
     r"\A\s*arXiv:\S+\s+Announce\s+Type:\s*\S+\s*(?:Abstract:\s*)?", re.IGNORECASE
 )
 _TAG = re.compile(r"<[^>]+>")
+#: Comments and CDATA sections: an ``<entry>`` written inside one is not an entry.
+_NOT_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>", re.DOTALL)
+
+
+def _blank_out(match: re.Match[str]) -> str:
+    """The match with every character but line breaks turned into a space (same offsets)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
 
 
 def read(data: bytes, name: str) -> Listing:
@@ -76,7 +83,8 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         detail = getattr(exc, "getMessage", lambda: str(exc))()
         raise ReaderError("feed", line, f"not well-formed XML ({detail})")
     index = LineIndex(text)
-    starts = [index.line(m.start()) for m in _ENTRY_TAG.finditer(text)]
+    markup = _NOT_MARKUP.sub(_blank_out, text)
+    starts = [index.line(m.start()) for m in _ENTRY_TAG.finditer(markup)]
     title = one_line(parsed.feed.get("title"))
     header: Header | None = parse_header(title) if title else None
     entries = []

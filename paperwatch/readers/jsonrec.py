@@ -64,6 +64,49 @@ _PYTHON_DETAIL = (
 )
 
 
+#: Nesting (arrays and objects inside each other) reported as too deep. Python's ``json``
+#: recurses once per level and gives up near ``sys.getrecursionlimit()`` (1,000); a
+#: paper record is nested a few levels deep (OpenReview's ``content.title.value``: 3).
+MAX_NESTING = 500
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(fmt: str, text: str, first_line: int) -> ReaderError:
+    """The error of JSON ``text`` (starting at line ``first_line``) that ``json`` could not
+    read because it is nested too deep: the line where it passes :data:`MAX_NESTING`."""
+    depth, deepest = 0, 0
+    for match in _NESTING_TOKEN.finditer(text):
+        token = match.group(0)
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                line = first_line + text.count("\n", 0, match.start())
+                return ReaderError(
+                    fmt,
+                    line,
+                    f"arrays or objects nested more than {MAX_NESTING} levels deep "
+                    f"(column {match.start() - text.rfind(chr(10), 0, match.start())}): "
+                    "not a file of paper records",
+                )
+        elif token in "]}":
+            depth -= 1
+    return ReaderError(
+        fmt, first_line, f"arrays or objects nested too deep to read ({deepest} levels)"
+    )
+
+
+_LONG_NUMBER = re.compile(r"\d{4300,}")
+
+
+def _number_too_long(fmt: str, text: str, first_line: int, exc: ValueError) -> ReaderError:
+    """The error of JSON ``text`` holding an integer longer than Python converts
+    (``sys.get_int_max_str_digits()``, 4,300 digits): the line where it starts."""
+    found = _LONG_NUMBER.search(text)
+    line = first_line + (text.count("\n", 0, found.start()) if found else 0)
+    return ReaderError(fmt, line, f"a number too long to read: {exc}")
+
+
 def _syntax_error(fmt: str, text: str, exc: json.JSONDecodeError, line: int) -> ReaderError:
     """The error of a JSON document or line ``text`` that did not parse, at ``line``."""
     if _python_literal(text):
@@ -79,7 +122,8 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
 
     Raises:
         ReaderError: a syntax error (line and column; a line written as a Python literal
-            says so), or a value that is not a record (an object).
+            says so), arrays or objects nested more than :data:`MAX_NESTING` levels deep
+            (the line where), or a value that is not a record (an object).
     """
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -93,12 +137,20 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise _syntax_error(fmt, line, exc, number) from None
+            except RecursionError:
+                raise _too_deep(fmt, line, number) from None
+            except ValueError as exc:  # an integer of more than 4,300 digits
+                raise _number_too_long(fmt, line, number, exc) from None
             records.append((number, value))
     else:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise _syntax_error(fmt, text, exc, exc.lineno) from None
+        except RecursionError:
+            raise _too_deep(fmt, text, 1) from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise _number_too_long(fmt, text, 1, exc) from None
         records = _records_with_lines(text, value)
     entries: list[Entry] = []
     venues: set[str] = set()

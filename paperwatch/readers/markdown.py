@@ -54,7 +54,8 @@ _LABEL = re.compile(
     r"""\A[\s>*_\-+•·]*(?P<label>
         Abstract|Summary|TL;?DR|Authors?|Author\(s\)|Links?|URL|PDF|Paper|arXiv(?:\s+ID)?|DOI
       | OpenReview|Code|Project(?:\s+page)?|Keywords?|Comments?|Subjects?|Categor(?:y|ies)|Venue
-      | Affiliations?|Date|Published|Submitted|Tags|Title|摘要|作者|原文链接|链接|标题|发布日期
+      | Affiliations?|Date|Published|Submitted|Tags|Title|Analysis|Relevance|Score|Rating
+      | PDF\s+Summary|摘要|作者|原文链接|链接|标题|发布日期
       | 更新日期|分类|备注|关键词
     )[*_]*\s*[:：][*_]*\s*(?P<value>.*)\Z""",
     re.VERBOSE | re.IGNORECASE,

@@ -24,6 +24,11 @@ _ARXIV_URL = re.compile(
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
 _OPENREVIEW_URL = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w\-]+)", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
+#: arXiv's announcement prefix (its RSS and the digests copied from it write
+#: ``arXiv:2611.01234v1 Announce Type: new Abstract: …``): not part of the abstract.
+ANNOUNCE_PREFIX = re.compile(
+    r"\A\s*arXiv:\S+\s+Announce\s+Type:\s*\S+\s*(?:Abstract:\s*)?", re.IGNORECASE
+)
 _AUTHOR_SPLIT = re.compile(r"\s*(?:;|,|\band\b|&)\s*")
 
 
@@ -114,9 +119,18 @@ def id_url(ext_id: str) -> str | None:
     return None
 
 
+#: Schemes that run code or carry a document when a link is followed; a field written with
+#: one is not a paper's address, even when an http(s) URL appears inside it.
+_ACTIVE_SCHEME = re.compile(r"\A\s*(?:javascript|vbscript|data)\s*:", re.IGNORECASE)
+
+
 def first_url(value: str | None) -> str | None:
-    """The first http(s) URL in ``value`` (a bare URL or a Markdown link), or None."""
-    if not value:
+    """The first http(s) URL in ``value`` (a bare URL or a Markdown link), or None.
+
+    None too for a value that is a ``javascript:``, ``vbscript:`` or ``data:`` URL
+    (``javascript:fetch('https://x.example/')`` names no paper's address).
+    """
+    if not value or _ACTIVE_SCHEME.match(value):
         return None
     found = _URL.search(value)
     return found.group(0).rstrip(".,;") if found else None
@@ -153,6 +167,22 @@ def one_line(value: object) -> str | None:
     return text or None
 
 
+def _without_announce_prefix(lines: list[str]) -> list[str]:
+    """``lines`` (white space collapsed, none empty) without :data:`ANNOUNCE_PREFIX` at the
+    start of their text joined by single spaces."""
+    found = ANNOUNCE_PREFIX.match(" ".join(lines))
+    if found is None:
+        return lines
+    cut, kept = found.end(), []
+    for line in lines:
+        if cut > len(line):
+            cut -= len(line) + 1  # the line and the space joining it to the next
+            continue
+        kept.append(line[cut:].strip())
+        cut = 0
+    return [x for x in kept if x]
+
+
 def record_entry(
     position: int,
     line: int,
@@ -168,7 +198,9 @@ def record_entry(
     """The :class:`~paperwatch.parse.Entry` of one record.
 
     ``abstract`` is the text as written (markup is removed later by the cleaner, as for
-    the text format, so the same abstract gives the same ``paper_id`` in every format);
+    the text format, so the same abstract gives the same ``paper_id`` in every format),
+    without arXiv's announcement prefix (:data:`ANNOUNCE_PREFIX`, which a Markdown digest
+    copied from arXiv's RSS keeps);
     ``abstract_lines``, when given, are its lines, and ``line_breaks`` records where they
     were joined. A record without an abstract (None or blank) is an entry with
     ``no_abstract`` set whose text is its title (or its id), so the quarantine shows it.
@@ -176,6 +208,7 @@ def record_entry(
     if abstract_lines is not None:
         lines = [" ".join(x.split()) for x in abstract_lines]
         lines = [x for x in lines if x]
+        lines = _without_announce_prefix(lines)
         text = " ".join(lines)
         breaks, offset = [], -1
         for x in lines[:-1]:
@@ -183,7 +216,7 @@ def record_entry(
             breaks.append(offset)
         line_breaks = tuple(breaks)
     else:
-        text = " ".join((abstract or "").split())
+        text = " ".join(_without_announce_prefix([" ".join((abstract or "").split())]))
         line_breaks = ()
     title = one_line(title)
     if url is None and ext_id is not None:
