@@ -699,16 +699,24 @@ def join_external_ids(
     (not in ``existing``, not earlier in the file) but whose external id names a paper
     already loaded (``known_external``) or an earlier entry of the file is an occurrence
     of that paper (an edited abstract of the same arXiv paper is a revision, not a new
-    paper). Text identity wins: an entry whose text is a known paper keeps it.
+    paper). Text identity wins: an entry whose text is a known paper keeps it. An id the
+    file gives to two different texts (a volume's DOI on every record) joins nothing.
     """
     text_ids = good["paper_id"].to_list()
     externals = good["external_id"].to_list()
+    # An id that the file itself gives to different texts names no single paper (a
+    # proceedings volume's DOI on every record): it joins nothing.
+    texts_by_id: dict[str, set[str]] = {}
+    for pid, ext in zip(text_ids, externals, strict=True):
+        if ext is not None:
+            texts_by_id.setdefault(ext, set()).add(pid)
+    shared = {ext for ext, texts in texts_by_id.items() if len(texts) > 1}
     mapping = dict(known_external)
     seen = set(existing)
     joined = []
     for pid, ext in zip(text_ids, externals, strict=True):
         target = pid
-        if ext is not None:
+        if ext is not None and ext not in shared:
             if pid not in seen and ext in mapping:
                 target = mapping[ext]
             else:

@@ -139,3 +139,25 @@ def test_json_number_of_five_thousand_digits_names_the_line() -> None:
         "(4300 digits) for integer string conversion: value has 5000 digits; use "
         "sys.set_int_max_str_digits() to increase the limit"
     )
+
+
+def test_an_external_id_a_file_gives_to_different_texts_joins_nothing() -> None:
+    import polars as pl
+
+    from paperwatch.store import join_external_ids
+
+    # A proceedings volume's DOI on every record: three different papers, not one.
+    good = pl.DataFrame(
+        {
+            "paper_id": ["p1", "p2", "p3", "p4", "p4b"],
+            "external_id": ["doi:10.1/vol", "doi:10.1/vol", "doi:10.1/vol", "arXiv:1", "arXiv:1"],
+        }
+    )
+    joined = join_external_ids(good, existing=set(), known_external={"doi:10.1/vol": "old"})
+    assert joined["paper_id"].to_list() == ["p1", "p2", "p3", "p4", "p4b"]
+    assert joined["text_paper_id"].to_list() == [None] * 5
+    # An id given to one text per file still joins: an edited abstract of a known paper.
+    one = pl.DataFrame({"paper_id": ["p9"], "external_id": ["doi:10.1/vol"]})
+    joined = join_external_ids(one, existing=set(), known_external={"doi:10.1/vol": "old"})
+    assert joined["paper_id"].to_list() == ["old"]
+    assert joined["text_paper_id"].to_list() == ["p9"]
