@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 
+from tests.chromium import Chromium, find_chromium
+
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
@@ -187,3 +189,19 @@ def write_revised_seed(seed_folder: Path) -> None:
     (seed_folder / "005_0123456789abcdef.txt").write_text(
         f"NeurIPS 2026 论文列表\n\n{revised}\n", encoding="utf-8"
     )
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+    """Headless Chromium for the report's browser tests, one per test module; the test
+    is skipped (saying why) when Chromium is not installed or does not start."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("Chromium is not installed: run `make browser` (apt-get install chromium)")
+    browser = Chromium(executable, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        browser.__enter__()
+    except RuntimeError as exc:
+        pytest.skip(f"Chromium could not start: {exc}")
+    yield browser
+    browser.__exit__(None, None, None)

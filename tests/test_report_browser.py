@@ -11,7 +11,6 @@ with the reason, when Chromium is not installed (``make browser`` installs it).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from paperwatch.report import (
 )
 from paperwatch.settings import Reader, Settings
 
-from .chromium import Chromium, Shot, find_chromium
+from .chromium import Chromium, Shot
 from .conftest import ROOT, SEEDS_WEEK
 from .report_weeks import EARLIER_ABSTRACTS, baseline_abstracts, build
 
@@ -50,20 +49,6 @@ LONG_ROW = {
     "source_file": "999_" + "f" * 16 + ".txt",
     "position": 1,
 }
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("Chromium is not installed: run `make browser` (apt-get install chromium)")
-    browser = Chromium(executable, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        browser.__enter__()
-    except RuntimeError as exc:
-        pytest.skip(f"Chromium could not start: {exc}")
-    yield browser
-    browser.__exit__(None, None, None)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from paperwatch import db
 from paperwatch.report import collect_report, render_report
 from paperwatch.settings import Settings
 
-from .chromium import Chromium, find_chromium
+from .chromium import Chromium
 from .conftest import ROOT, SEEDS_WEEK
 
 pytestmark = pytest.mark.browser
@@ -27,20 +26,6 @@ pytestmark = pytest.mark.browser
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CASE = Path(__file__).resolve().parent / "data" / "trend-new-term"
 CASE_WEEK = "2026-W48"
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("Chromium is not installed: run `make browser` (apt-get install chromium)")
-    browser = Chromium(executable, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        browser.__enter__()
-    except RuntimeError as exc:
-        pytest.skip(f"Chromium could not start: {exc}")
-    yield browser
-    browser.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")
