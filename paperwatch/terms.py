@@ -460,7 +460,10 @@ def _definitions(docs: pl.DataFrame, vocab: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _extract_batch(papers: pl.DataFrame) -> pl.DataFrame:
+def _documents_and_tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``papers`` (``paper_id``, ``abstract``) numbered as documents (``doc``, ``paper_id``,
+    ``abstract``; a null abstract is empty), and their tokens (``doc``, ``tok``: matches of
+    :data:`TOKEN_PATTERN`, in order)."""
     docs = papers.select(
         pl.col("paper_id").cast(pl.String), pl.col("abstract").cast(pl.String).fill_null("")
     ).with_row_index("doc")
@@ -469,6 +472,11 @@ def _extract_batch(papers: pl.DataFrame) -> pl.DataFrame:
         .explode("tok")
         .drop_nulls("tok")
     )
+    return docs, tokens
+
+
+def _extract_batch(papers: pl.DataFrame) -> pl.DataFrame:
+    docs, tokens = _documents_and_tokens(papers)
     vocab = _vocabulary(tokens)
     tokens = tokens.join(vocab, on="tok", how="left", maintain_order="left")
     grams = pl.concat([_ngrams(tokens), _cjk_ngrams(tokens)])
@@ -570,14 +578,7 @@ def acronym_aliases(papers: pl.DataFrame, acronyms: list[str] | None = None) -> 
     empty = pl.DataFrame(schema={"acronym": pl.String, "canonical": pl.String, "papers": pl.Int64})
     if papers.height == 0:
         return empty
-    docs = papers.select(
-        pl.col("paper_id").cast(pl.String), pl.col("abstract").cast(pl.String).fill_null("")
-    ).with_row_index("doc")
-    tokens = (
-        docs.select("doc", tok=pl.col("abstract").str.extract_all(TOKEN_PATTERN))
-        .explode("tok")
-        .drop_nulls("tok")
-    )
+    docs, tokens = _documents_and_tokens(papers)
     found = _definitions(docs, _vocabulary(tokens)).unique(subset=["doc", "acronym", "canonical"])
     if acronyms is not None:
         found = found.filter(pl.col("acronym").is_in(acronyms))
