@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
+from prefect.utilities.annotations import quote
 
 from flows.snapshot import publish_after_run
 from paperwatch import db
@@ -65,6 +66,21 @@ from paperwatch.store import (
 from paperwatch.trending import update_paper_terms
 from paperwatch.watch import hold_back_recent
 from paperwatch.writer_lock import holds_writer_lock
+
+_T = TypeVar("_T")
+
+
+def _whole(value: _T) -> _T:
+    """Pass ``value`` to a task as one opaque parameter (Prefect's ``quote``).
+
+    Prefect walks every task parameter, element by element, looking for futures and
+    states to wait on and to record as the task run's inputs; on a batch of 10,000
+    entries that walk cost more CPU than loading them (``bench/cli.py``, issue 14).
+    The values passed here hold no futures, so the walk finds nothing: the task gets
+    the value itself, unchanged.
+    """
+    return cast(_T, quote(value))
+
 
 # --- server runs: settle guard and run artifact (see flows/deployments.py) ---
 
@@ -237,7 +253,12 @@ class _Stage:
                 )
                 for chunk in split_evenly(batch, self.workers)
             ]
-        return [(list(batch), read_listing_files.submit(batch, max_bytes, self.pool))]
+        return [
+            (
+                list(batch),
+                read_listing_files.submit(_whole(list(batch)), max_bytes, _whole(self.pool)),
+            )
+        ]
 
     def collect(self, reading: list[_Reading]) -> PreparedBatch:
         """The batch read by :meth:`read`. A Dask part that failed (its worker died, e.g.
@@ -267,7 +288,7 @@ class _Stage:
                 validate_listing_files, {"batch": batch, "sequence_numbers": numbers}
             )
             return cast(CheckedBatch, future.result())
-        return validate_listing_files(batch, numbers)
+        return validate_listing_files(_whole(batch), _whole(numbers))
 
 
 @task(name="extract-paper-terms", cache_policy=NO_CACHE)
@@ -360,7 +381,7 @@ def ingest_listings(
             settings.watch_dir,
             len(pending.changed),
         )
-        recognised, changed = recognise_known_files(settings, run, pending)
+        recognised, changed = recognise_known_files(settings, run, _whole(pending))
         if recognised:
             for outcome in recognised:
                 summary.add(outcome)
@@ -387,7 +408,7 @@ def ingest_listings(
                     summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
                 checked = stage.validate(read, numbers)
                 new_papers = 0
-                for outcome in load_listing_files(settings, read, checked, run):
+                for outcome in load_listing_files(settings, _whole(read), _whole(checked), run):
                     summary.add(outcome)
                     new_papers += outcome.new_papers
                 numbers |= {
@@ -427,7 +448,7 @@ def ingest_listings(
         or (snapshot is not None and not snapshot.is_file())
     ):
         publish_after_run(settings)
-    publish_ingest_artifact(summary)
+    publish_ingest_artifact(_whole(summary))
     if summary.changed_anything:
         publish_quality_artifacts(settings, run)
     return summary

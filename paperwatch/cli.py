@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from paperwatch.prefect_server import BackgroundStart, uses_default_database, warm_imports
+
 if TYPE_CHECKING:
     from paperwatch.report import WrittenReport
 
@@ -364,11 +366,10 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     if quick is not None:
         return quick
     prefect_home(settings.database)
-    from flows.ingest import ingest_listings
 
     try:
         with (
-            _server_guard(),
+            _server_guard(warm=("flows.ingest", "great_expectations")),
             _short_run_errors(
                 DatabaseLockedError,
                 DatabaseDamagedError,
@@ -381,6 +382,8 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
                 settings=settings,
             ),
         ):
+            from flows.ingest import ingest_listings
+
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
     except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
         raise _database_exit(settings, exc) from None
@@ -458,12 +461,16 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 @contextmanager
-def _server_guard() -> Iterator[None]:
+def _server_guard(warm: tuple[str, ...] = ()) -> Iterator[None]:
     """Around a flow run of the command line: SIGTERM ends the run like Ctrl-C (finally
     blocks run: the preparation workers are killed, the run is recorded as failed, and
     Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
     Prefect's temporary server is started here with a guard process that stops it if this
-    process is killed outright (:func:`paperwatch.workers.start_server_guard`)."""
+    process is killed outright (:func:`paperwatch.workers.start_server_guard`).
+
+    The server starts in a thread while the modules named in ``warm`` (e.g. the flow's
+    module and Great Expectations) are imported here, from a migrated database when this
+    Prefect version has one (:mod:`paperwatch.prefect_server`)."""
     import signal
 
     from prefect.settings import PREFECT_API_URL
@@ -471,20 +478,10 @@ def _server_guard() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         if not PREFECT_API_URL.value():
-            from filelock import FileLock
-            from prefect.server.api.server import SubprocessASGIServer
-            from prefect.settings import PREFECT_HOME
-
-            from paperwatch.workers import start_server_guard
-
-            server = SubprocessASGIServer()  # the instance Prefect's client uses
-            home = Path(str(PREFECT_HOME.value()))
-            home.mkdir(parents=True, exist_ok=True)
-            # One start at a time per home: the server creates and migrates the home's
-            # SQLite database while it starts, which two servers must not do at once.
+            starting = _start_temporary_server().start()
+            warm_imports(warm)
             try:
-                with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
-                    server.start()
+                starting.wait()
             except RuntimeError as exc:
                 raise _fail(
                     f"Prefect's temporary API server did not start ({exc}); on a busy machine "
@@ -492,13 +489,46 @@ def _server_guard() -> Iterator[None]:
                     f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
                     "(`prefect server start`) and set PREFECT_API_URL"
                 ) from None
-            process = server.server_process
-            if process is not None and process.pid not in _guarded_servers:
-                _guarded_servers.add(process.pid)
-                start_server_guard(process.pid)
+        else:
+            warm_imports(warm)
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _start_temporary_server() -> BackgroundStart:
+    """Prefect's temporary server (the instance its client uses), to be started in a thread:
+    one start at a time per home (the server creates and migrates the home's SQLite
+    database while it starts, which two servers must not do at once), from this Prefect
+    version's migrated template when the home has no database yet."""
+    import prefect
+    from filelock import FileLock
+    from prefect.settings import PREFECT_API_DATABASE_CONNECTION_URL, PREFECT_HOME
+
+    from paperwatch.prefect_server import keep_template, seed_database, template_path
+    from paperwatch.workers import start_server_guard
+
+    home = Path(str(PREFECT_HOME.value()))
+    home.mkdir(parents=True, exist_ok=True)
+    url = PREFECT_API_DATABASE_CONNECTION_URL.value()
+    template = template_path(prefect.__version__) if uses_default_database(home, str(url)) else None
+
+    def start() -> None:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        server = SubprocessASGIServer()
+        with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
+            seeded = template is not None and seed_database(home, template)
+            fresh = not (home / "prefect.db").exists()
+            server.start()
+            if template is not None and fresh and not seeded:
+                keep_template(home, template)
+        process = server.server_process
+        if process is not None and process.pid not in _guarded_servers:
+            _guarded_servers.add(process.pid)
+            start_server_guard(process.pid)
+
+    return BackgroundStart(start)
 
 
 class _HoldErrors(logging.Filter):

@@ -27,6 +27,15 @@ SEEDS = ROOT / "seeds"
 SEED_NAMES = sorted(p.name for p in SEEDS.glob("*.txt"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The commands the tests run keep their caches (Prefect's migrated-database template,
+    :mod:`paperwatch.prefect_server`) in a folder of the session, not in ``~/.cache``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[None]:
     """A temporary Prefect API (SQLite) for the whole session: flows run for real."""
