@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -222,6 +223,7 @@ _INVISIBLE = re.compile(
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
+_SPACE_THEN_PUNCT = re.compile(r" [,.;:!?%)\]]")  # the same, in text with single spaces
 _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 
 # --- Sentences and method names --------------------------------------------
@@ -251,7 +253,10 @@ _ABBREVIATIONS = frozenset(
         "st",
     ]
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
+#: A sentence end: the terminator and the white space after it, before a capital or digit.
+#: (Matching the terminator, rather than looking behind for it, lets the regex engine scan
+#: for the terminator's characters: twice as fast on abstracts.)
+_SENTENCE_END = re.compile(r"[.!?。！？]\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
 
 # --- Listed numbers ----------------------------------------------------------
 
@@ -518,7 +523,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     # str.split() splits at exactly the characters \s matches (str.isspace): same as
     # _SPACE.sub(" ", text).strip(), without the regex.
     text = " ".join(text.split())
-    if any(" " + mark in text for mark in ",.;:!?%)]"):
+    if _SPACE_THEN_PUNCT.search(text):  # (one search rather than nine ``in`` scans)
         text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     if "( " in text or "[ " in text:
         text = _SPACE_AFTER_OPEN.sub(r"\1", text)
@@ -535,6 +540,13 @@ TYPOGRAPHIC_FOLDS = str.maketrans(
     }
 )
 _TYPOGRAPHIC = frozenset(chr(code) for code in TYPOGRAPHIC_FOLDS)
+# str.translate with a dict looks up every character of a non-ASCII text (about 170 µs an
+# abstract); a regex visits only the characters to fold (about 15 µs), with the same result.
+_TYPOGRAPHIC_CHAR = re.compile("[" + re.escape("".join(sorted(_TYPOGRAPHIC))) + "]")
+
+
+def _fold_typographic(match: re.Match[str]) -> str:
+    return str(TYPOGRAPHIC_FOLDS[ord(match.group())])
 
 
 def normalise_for_id(abstract: str) -> str:
@@ -542,7 +554,7 @@ def normalise_for_id(abstract: str) -> str:
     dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", abstract)
     if not text.isascii() and not _TYPOGRAPHIC.isdisjoint(text):
-        text = text.translate(TYPOGRAPHIC_FOLDS)
+        text = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, text)
     # str.split() splits where \s matches: the same as _SPACE.sub(" ", ...).strip(), faster.
     return " ".join(text.casefold().split())
 
@@ -571,7 +583,7 @@ def split_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        before = text[start : match.start()]
+        before = text[start : match.start() + 1]  # with its terminator
         last_word = before.rsplit(" ", 1)[-1].rstrip(".!?").lower()
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue
@@ -584,6 +596,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_LETTERS = string.ascii_letters.encode("ascii")
 
 
 def has_unbalanced_markup(abstract: str) -> bool:
@@ -600,17 +614,15 @@ def latin_or_cjk_share(text: str) -> float:
     """
     if text.isascii():  # every letter is Latin: the share is 1.0 (or no letters: 1.0)
         return 1.0
-    letters = 0
-    latin_or_cjk = 0
-    for char, n in Counter(text).items():  # each distinct character judged once
+    # ASCII letters are Latin: counted in C (encode drops the rest, translate deletes the
+    # letters); only the non-ASCII characters are judged one by one, each distinct one once.
+    ascii_part = text.encode("ascii", "ignore")
+    letters = latin_or_cjk = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
+    for char, n in Counter("".join(_NON_ASCII.findall(text))).items():
         if not char.isalpha():
             continue
         letters += n
-        if (
-            char.isascii()
-            or _CJK_CHAR.match(char)
-            or unicodedata.name(char, "").startswith("LATIN")
-        ):
+        if _CJK_CHAR.match(char) or unicodedata.name(char, "").startswith("LATIN"):
             latin_or_cjk += n
     return latin_or_cjk / letters if letters else 1.0
 

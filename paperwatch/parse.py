@@ -43,7 +43,7 @@ def is_blank(line: str) -> bool:
     """
     if not line or line.isspace():
         return True
-    if line.isprintable() and not any(c in _BLANK_LETTERS for c in line):
+    if line.isprintable() and _BLANK_LETTERS.isdisjoint(line):
         return False  # printable text with a visible character (fast path)
     return all(
         c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cf", "Cc") for c in line
