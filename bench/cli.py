@@ -6,7 +6,11 @@ then, ``--repeat`` times and interleaved in this order, each case runs as a proc
 
 - ``help``: ``paperwatch --help``;
 - ``reference``: ``bench/reference.py`` (pandas + datasketch + DuckDB, see its docstring);
-- ``ingest``: ``paperwatch ingest`` into a database that does not exist yet (first load);
+- ``ingest``: ``paperwatch ingest`` into a database that does not exist yet (first load;
+  Prefect's migrated-database template is in the user's cache after the first such run,
+  see :mod:`paperwatch.prefect_server`);
+- ``ingest-cold``: the same with an empty cache (``XDG_CACHE_HOME`` a new folder): the
+  first run on a machine, which migrates Prefect's database itself;
 - ``ingest-again``: ``paperwatch ingest`` of the same folder, nothing new;
 - ``report``: ``paperwatch report`` of the corpus's week (every paper is new in it);
 - ``watch``: ``paperwatch watch --local`` on the folder into another new database, until
@@ -49,7 +53,7 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("help", "reference", "ingest", "ingest-again", "report", "watch")
+CASES = ("help", "reference", "ingest", "ingest-cold", "ingest-again", "report", "watch")
 SIZES = {"10k": 10, "100k": 100, "1m": 1000}  # files of 1,000 abstracts
 
 
@@ -185,6 +189,7 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
         watch_dir = work / f"watch-{size}"
         for case in cases:
             until = None
+            env: dict[str, str] | None = None
             if case == "help":
                 command = [pw, "--help"]
             elif case == "reference":
@@ -202,6 +207,21 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
                 ]
             elif case == "ingest":
                 shutil.rmtree(db_dir, ignore_errors=True)
+                command = [
+                    pw,
+                    "ingest",
+                    "--folder",
+                    str(corpus),
+                    "--database",
+                    str(db_dir / "paperwatch.duckdb"),
+                    "--as-of",
+                    as_of,
+                ]
+            elif case == "ingest-cold":
+                shutil.rmtree(db_dir, ignore_errors=True)
+                cold = work / f"cold-cache-{size}"
+                shutil.rmtree(cold, ignore_errors=True)
+                env = {**os.environ, "XDG_CACHE_HOME": str(cold)}
                 command = [
                     pw,
                     "ingest",
@@ -250,7 +270,7 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
                 until = "entries:"
             else:
                 raise ValueError(f"unknown case {case!r}; known: {', '.join(CASES)}")
-            m = measure(size, case, command, work, until=until)
+            m = measure(size, case, command, work, until=until, env=env)
             results.append(m)
             print(line(m, r + 1), flush=True)
             if m.status != 0:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from paperwatch.prefect_server import BackgroundStart, uses_default_database, warm_imports
+from paperwatch.prefect_server import TemporaryServer, template_path, warm_imports
 
 if TYPE_CHECKING:
     from paperwatch.report import WrittenReport
@@ -365,11 +365,11 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     quick = _up_to_date(settings, as_of)
     if quick is not None:
         return quick
-    prefect_home(settings.database)
+    home = prefect_home(settings.database)
 
     try:
         with (
-            _server_guard(warm=("flows.ingest", "great_expectations")),
+            _server_guard(home, warm=("flows.ingest", "great_expectations")),
             _short_run_errors(
                 DatabaseLockedError,
                 DatabaseDamagedError,
@@ -461,74 +461,117 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 @contextmanager
-def _server_guard(warm: tuple[str, ...] = ()) -> Iterator[None]:
+def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Iterator[None]:
     """Around a flow run of the command line: SIGTERM ends the run like Ctrl-C (finally
     blocks run: the preparation workers are killed, the run is recorded as failed, and
     Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
     Prefect's temporary server is started here with a guard process that stops it if this
     process is killed outright (:func:`paperwatch.workers.start_server_guard`).
 
-    The server starts in a thread while the modules named in ``warm`` (e.g. the flow's
-    module and Great Expectations) are imported here, from a migrated database when this
-    Prefect version has one (:mod:`paperwatch.prefect_server`)."""
+    Args:
+        home: the Prefect home :func:`prefect_home` set (None: it set none). With a home
+            and Prefect not imported yet, the server starts before Prefect is imported
+            (:class:`paperwatch.prefect_server.TemporaryServer`, from this Prefect
+            version's migrated template when the home is fresh) while the modules named
+            in ``warm`` are imported here; otherwise Prefect starts its own.
+        warm: dotted module names the flow will need (its module, Great Expectations).
+    """
     import signal
-
-    from prefect.settings import PREFECT_API_URL
 
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        if not PREFECT_API_URL.value():
-            starting = _start_temporary_server().start()
-            warm_imports(warm)
-            try:
-                starting.wait()
-            except RuntimeError as exc:
-                raise _fail(
-                    f"Prefect's temporary API server did not start ({exc}); on a busy machine "
-                    "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, "
-                    f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
-                    "(`prefect server start`) and set PREFECT_API_URL"
-                ) from None
-        else:
-            warm_imports(warm)
+        early = _start_early_server(home)
+        warm_imports(warm)
+        try:
+            if early is not None:
+                early.wait()
+            else:
+                _start_prefects_server()
+        except RuntimeError as exc:
+            raise _fail(
+                f"Prefect's temporary API server did not start ({exc}); on a busy machine "
+                "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, "
+                f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
+                "(`prefect server start`) and set PREFECT_API_URL"
+            ) from None
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _start_temporary_server() -> BackgroundStart:
-    """Prefect's temporary server (the instance its client uses), to be started in a thread:
-    one start at a time per home (the server creates and migrates the home's SQLite
-    database while it starts, which two servers must not do at once), from this Prefect
-    version's migrated template when the home has no database yet."""
-    import prefect
-    from filelock import FileLock
-    from prefect.settings import PREFECT_API_DATABASE_CONNECTION_URL, PREFECT_HOME
+def _start_early_server(home: Path | None) -> TemporaryServer | None:
+    """Start Prefect's temporary server for this process before Prefect is imported, and
+    point Prefect at it (``PREFECT_API_URL``); None when it is not this process's to start
+    (no home set by :func:`prefect_home`, a server chosen, Prefect already imported)."""
+    import atexit
+    import importlib.metadata
+    import sys
 
-    from paperwatch.prefect_server import keep_template, seed_database, template_path
+    if home is None or "PREFECT_API_URL" in os.environ or "prefect" in sys.modules:
+        return None
+    if _prefect_settings_files():
+        return None  # Prefect reads them, and may be told of a server there: its own start
+    own_database = {
+        "PREFECT_API_DATABASE_CONNECTION_URL",
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL",
+    } & set(os.environ)
+    template = None if own_database else template_path(importlib.metadata.version("prefect"))
+    timeout = float(
+        os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", SERVER_STARTUP_TIMEOUT_S)
+    )
+    server = TemporaryServer(home, template, timeout)
+    server.start()
+    atexit.register(server.stop)
+    assert server.process is not None
     from paperwatch.workers import start_server_guard
 
+    start_server_guard(server.process.pid)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    return server
+
+
+def _prefect_settings_files() -> list[Path]:
+    """The files of the working directory Prefect reads settings from besides profiles:
+    ``prefect.toml``, ``.env`` holding a ``PREFECT_`` variable, ``pyproject.toml`` with a
+    ``[tool.prefect]`` table (Prefect 3's settings sources)."""
+    found = []
+    for name, mark in (
+        ("prefect.toml", ""),
+        (".env", "PREFECT_"),
+        ("pyproject.toml", "tool.prefect"),
+    ):
+        path = Path(name)
+        try:
+            if path.is_file() and mark in path.read_text(encoding="utf-8", errors="replace"):
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def _start_prefects_server() -> None:
+    """Without ``PREFECT_API_URL``: start Prefect's own temporary server now (the instance its
+    client uses), one start at a time per home (the server migrates the home's SQLite
+    database while it starts, which two servers must not do at once), with the guard."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return
+    from filelock import FileLock
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_HOME
+
+    from paperwatch.workers import start_server_guard
+
+    server = SubprocessASGIServer()
     home = Path(str(PREFECT_HOME.value()))
     home.mkdir(parents=True, exist_ok=True)
-    url = PREFECT_API_DATABASE_CONNECTION_URL.value()
-    template = template_path(prefect.__version__) if uses_default_database(home, str(url)) else None
-
-    def start() -> None:
-        from prefect.server.api.server import SubprocessASGIServer
-
-        server = SubprocessASGIServer()
-        with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
-            seeded = template is not None and seed_database(home, template)
-            fresh = not (home / "prefect.db").exists()
-            server.start()
-            if template is not None and fresh and not seeded:
-                keep_template(home, template)
-        process = server.server_process
-        if process is not None and process.pid not in _guarded_servers:
-            _guarded_servers.add(process.pid)
-            start_server_guard(process.pid)
-
-    return BackgroundStart(start)
+    with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
+        server.start()
+    process = server.server_process
+    if process is not None and process.pid not in _guarded_servers:
+        _guarded_servers.add(process.pid)
+        start_server_guard(process.pid)
 
 
 class _HoldErrors(logging.Filter):
@@ -702,12 +745,11 @@ def _run_report(
             configured_addresses(settings.smtp)
         except (MailSettingsError, ValueError) as exc:
             raise _fail(str(exc), code=EXIT_REFUSED) from None
-    prefect_home(settings.database)
-    from flows.report import weekly_report
+    home = prefect_home(settings.database)
 
     try:
         with (
-            _server_guard(),
+            _server_guard(home, warm=("flows.report",)),
             _short_run_errors(
                 AlreadySentError,
                 MailDeliveryError,
@@ -722,6 +764,8 @@ def _run_report(
                 settings=settings,
             ),
         ):
+            from flows.report import weekly_report
+
             return weekly_report(
                 week=week,
                 as_of=as_of,

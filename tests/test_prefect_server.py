@@ -13,12 +13,11 @@ import pytest
 
 from paperwatch.prefect_server import (
     DATABASE_NAME,
-    BackgroundStart,
+    TemporaryServer,
     cache_dir,
     keep_template,
     seed_database,
     template_path,
-    uses_default_database,
 )
 from tests.conftest import SEEDS
 
@@ -53,13 +52,6 @@ def test_cache_dir_and_template_path_follow_xdg(
     assert template_path("3.9.1+g1/x").name == "prefect-3.9.1_g1_x.db"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == Path("~/.cache/paperwatch").expanduser()
-
-
-def test_only_the_default_database_of_the_home_uses_a_template(tmp_path: Path) -> None:
-    home = tmp_path / ".prefect"
-    assert uses_default_database(home, f"sqlite+aiosqlite:///{home}/prefect.db")
-    assert not uses_default_database(home, f"sqlite+aiosqlite:///{tmp_path}/other.db")
-    assert not uses_default_database(home, "postgresql+asyncpg://u:p@db/prefect")
 
 
 def test_keep_template_copies_a_live_database_whole(tmp_path: Path) -> None:
@@ -123,17 +115,29 @@ def test_a_missing_or_damaged_template_leaves_the_home_to_prefect(tmp_path: Path
     assert list(home.iterdir()) == []  # no database, no partial copy
 
 
-def test_background_start_returns_after_the_start_and_re_raises_its_error() -> None:
-    done: list[str] = []
-    BackgroundStart(lambda: done.append("started")).start().wait()
-    assert done == ["started"]
+@pytest.mark.server
+def test_a_server_that_exits_is_reported_and_leaves_the_start_lock_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that cannot open its database exits; wait() says so instead of waiting
+    out the timeout, and the next start of that home is not kept waiting by the lock."""
+    monkeypatch.setenv(
+        "PREFECT_API_DATABASE_CONNECTION_URL", "sqlite+aiosqlite:////nonexistent/x/p.db"
+    )
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    server = TemporaryServer(tmp_path / "home", None, timeout_s=600)
+    server.start()
+    try:
+        assert server.api_url.startswith("http://127.0.0.1:")
+        with pytest.raises(RuntimeError, match=r"it exited with code \d+"):
+            server.wait()
+    finally:
+        server.stop()
+    from filelock import FileLock
 
-    def fail() -> None:
-        raise RuntimeError("Timed out while attempting to connect")
-
-    starting = BackgroundStart(fail).start()
-    with pytest.raises(RuntimeError, match="Timed out"):
-        starting.wait()
+    with FileLock(tmp_path / "home" / "paperwatch-server-start.lock", timeout=0):
+        pass
+    assert server.process is None
 
 
 @pytest.mark.server
@@ -196,3 +200,21 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
     finally:
         con.close()
     assert versions[0] == versions[1]
+
+
+def test_prefect_settings_files_of_the_working_directory_leave_the_start_to_prefect(
+    tmp_path: Path,
+) -> None:
+    """A server named in a file Prefect reads (not in the environment) must win: the early
+    start is skipped when such a file is there."""
+    from paperwatch.cli import _prefect_settings_files
+
+    assert _prefect_settings_files() == []  # the tests run in tmp_path
+    Path(".env").write_text("OTHER=1\n", encoding="utf-8")
+    Path("pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    assert _prefect_settings_files() == []
+    Path(".env").write_text("PREFECT_API_URL=http://127.0.0.1:4200/api\n", encoding="utf-8")
+    Path("prefect.toml").write_text("[api]\nurl = 'http://127.0.0.1:4200/api'\n", encoding="utf-8")
+    Path("pyproject.toml").write_text("[tool.prefect.api]\nurl = 'x'\n", encoding="utf-8")
+    assert _prefect_settings_files() == [Path("prefect.toml"), Path(".env"), Path("pyproject.toml")]
+    assert Path.cwd() == tmp_path
