@@ -527,6 +527,8 @@ def _start_early_server(home: Path | None) -> TemporaryServer | None:
 
     start_server_guard(server.process.pid)
     os.environ["PREFECT_API_URL"] = server.api_url
+    # Its UI is off (as in Prefect's own temporary server): no "View at <url>" run links.
+    os.environ.setdefault("PREFECT_UI_URL", "")
     return server
 
 

@@ -175,6 +175,8 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
         )
         assert result.returncode == 0, result.stderr[-3000:]
         assert "new papers: 54" in result.stdout
+        # The temporary server serves no UI: no run links to it.
+        assert "View at" not in result.stdout + result.stderr
         assert template.is_file()
         if name == "first":  # mark the template: the second home must hold the mark
             con = sqlite3.connect(template)
