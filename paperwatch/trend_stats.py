@@ -85,6 +85,16 @@ def _listed_words() -> frozenset[str]:
     return stop_words() | generic_terms()
 
 
+def load_english_frequencies() -> None:
+    """Import wordfreq and load its English list now (about a third of a second of CPU),
+    so that a caller can do it in a thread while the database works; idempotent.
+
+    The Zipf lookups of :func:`is_generic` and :func:`english_frequency` otherwise pay
+    for it at their first word.
+    """
+    _zipf("the")
+
+
 def is_generic(term: str) -> bool:
     """True when a term says nothing about a topic: it is shown in no list of the report.
 
