@@ -414,9 +414,9 @@ def report_subject(data: ReportData) -> str:
     )
 
 
-def _render_html(data: ReportData, listed: int) -> str:
+def _render_html(data: ReportData, listed: int, *, check: bool = True) -> str:
     context = _context(data, listed)
-    html = inline_css(_environment().get_template("report.html.j2").render(context))
+    html = inline_css(_environment().get_template("report.html.j2").render(context), check=check)
     # End with a newline, as a MIME body does: the HTML part of the message then has the
     # same bytes (and sha256) as the file written to disk.
     return html if html.endswith("\n") else html + "\n"
@@ -538,14 +538,15 @@ def render_report(
     rendered: dict[int, str] = {}
 
     def size_of(rows: int) -> int:
-        rendered[rows] = _render_html(data, rows)
+        # Only the first rendering, with the most rows, is checked for unsafe HTML: the
+        # others show fewer of the same rows.
+        rendered[rows] = _render_html(data, rows, check=not rendered)
         return len(rendered[rows].encode("utf-8"))
 
     full = size_of(listed)
     if full > budget_bytes and listed > 0:
+        # (When nothing fits it is 0, whose HTML was measured: build_message refuses it.)
         listed = largest_fitting(size_of, listed, budget_bytes, high_size=full)
-        if listed not in rendered:  # nothing fits: the zero-row HTML, which was measured
-            listed = 0
     html = rendered[listed]
     text = _environment().get_template("report.txt.j2").render(_context(data, listed))
     # One blank line between blocks, however the sections' templates end: a heading then
