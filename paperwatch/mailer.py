@@ -265,7 +265,7 @@ def _checked_address(value: str, field_name: str, fix: str) -> str:
 # --------------------------------------------------------------------- content
 
 
-def inline_css(html: str, *, relative_links: bool = False) -> str:
+def inline_css(html: str, *, relative_links: bool = False, check: bool = True) -> str:
     """Inline a document's CSS for email and keep only ``@media`` rules in a ``<style>`` block.
 
     Uses css-inline (``CSSInliner(keep_style_tags=False, keep_at_rules=True,
@@ -281,6 +281,9 @@ def inline_css(html: str, *, relative_links: bool = False) -> str:
         html: a full HTML document (``<html>...``), as rendered.
         relative_links: accept relative links (``<a href="2026-W48.html">``): for a page
             that sits beside the files it links (the archive page), never for a message.
+        check: run the safety check (False only to measure the size of a document whose
+            content was already checked in a larger rendering, as the report's size
+            search does).
 
     Returns:
         The inlined document. Deterministic: the same input gives the same string.
@@ -305,6 +308,8 @@ def inline_css(html: str, *, relative_links: bool = False) -> str:
         return f"{match.group(1)}{kept}</style>" if kept else ""
 
     inlined = re.sub(r"(<style\b[^>]*>)(.*?)</style>", _filter, inlined, flags=re.S | re.I)
+    if not check:
+        return inlined
     problems = check_email_safety(inlined, max_bytes=None)
     if relative_links:
         problems = [p for p in problems if "with a relative URL" not in p]

@@ -60,7 +60,8 @@ def related_earlier_papers(
     Returns:
         Rows ``{"paper_id", "related_id", "rank" (1 = most similar), "similarity"
         (cosine, float in (0, 1])}``, by paper then rank; ties by ``related_id``, so the
-        result is deterministic. Empty when no earlier week has papers.
+        result is deterministic. Empty when no earlier week has papers with terms (then
+        the similarity query is not run: ``sql/queries/earlier_terms_exist.sql``).
 
     Raises:
         ValueError: ``limit`` < 1 or ``min_similarity`` outside [0, 1].
@@ -69,6 +70,10 @@ def related_earlier_papers(
         raise ValueError("limit and query_terms must be >= 1, candidates >= limit")
     if not 0.0 <= min_similarity <= 1.0:
         raise ValueError("min_similarity must be in [0, 1]")
+    # A first week (or a first load of many weeks at once, reported for its oldest week)
+    # has no earlier paper: the TF-IDF weights of its papers would be computed for nothing.
+    if not db.query(con, "earlier_terms_exist", week=week)[0]["found"]:
+        return []
     return db.query(
         con,
         "related_papers_of_week",

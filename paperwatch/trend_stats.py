@@ -27,7 +27,6 @@ from functools import cache
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from paperwatch.terms import generic_terms, stop_words
 
@@ -79,6 +78,23 @@ def _zipf(word: str) -> float:
     return float(zipf_frequency(word, "en"))
 
 
+@cache
+def _listed_words() -> frozenset[str]:
+    """The stop words and the generic research nouns, one set (built once: building it
+    for every term cost more than the rest of :func:`is_generic`)."""
+    return stop_words() | generic_terms()
+
+
+def load_english_frequencies() -> None:
+    """Import wordfreq and load its English list now (about a third of a second of CPU),
+    so that a caller can do it in a thread while the database works; idempotent.
+
+    The Zipf lookups of :func:`is_generic` and :func:`english_frequency` otherwise pay
+    for it at their first word.
+    """
+    _zipf("the")
+
+
 def is_generic(term: str) -> bool:
     """True when a term says nothing about a topic: it is shown in no list of the report.
 
@@ -100,9 +116,12 @@ def is_generic(term: str) -> bool:
         Whether the term is generic.
     """
     words = term.split(" ")
-    if any(sum(c.isupper() for c in part) >= 2 for w in words for part in w.split("-")):
+    # (A term with no capital letter, most of them, cannot be an acronym: skip the count.)
+    if not term.islower() and any(
+        sum(c.isupper() for c in part) >= 2 for w in words for part in w.split("-")
+    ):
         return False
-    listed = stop_words() | generic_terms()
+    listed = _listed_words()
     lowered = [w.lower() for w in words]
     if all(w in listed for w in lowered):
         return True
@@ -112,7 +131,7 @@ def is_generic(term: str) -> bool:
 def _common_phrase(term: str) -> bool:
     """A phrase whose every word is a stop word, a generic noun or common in English."""
     words = term.split(" ")
-    listed = stop_words() | generic_terms()
+    listed = _listed_words()
     return len(words) > 1 and all(
         w.lower() in listed or _zipf(w.lower()) >= GENERIC_ZIPF for w in words
     )
@@ -217,6 +236,10 @@ def beta_binomial_p_values(
         approximation (it can never be reported: Benjamini-Hochberg never rejects a p above
         the FDR, and such p-values do not change the q-values of those it rejects).
     """
+    # Imported here: scipy.stats costs about a second to import, and a report without a
+    # baseline (a first week) never tests a term.
+    from scipy import stats
+
     yi = np.asarray(papers_week, dtype=float)
     yj = np.asarray(papers_baseline, dtype=float)
     p_hat = (yj + 0.5) / (n_baseline + 1)
@@ -279,6 +302,8 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (q-values), Benjamini & Hochberg (1995), J. R.
     Stat. Soc. B 57(1):289-300, via ``scipy.stats.false_discovery_control``. Empty in,
     empty out."""
+    from scipy import stats  # imported when needed, as in beta_binomial_p_values
+
     ps = np.asarray(p_values, dtype=float)
     if ps.size == 0:
         return ps

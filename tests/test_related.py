@@ -7,7 +7,9 @@ import math
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import pytest
 
 from paperwatch import db
@@ -163,3 +165,28 @@ def test_arguments_are_checked(weeks_database: Path) -> None:
             related_earlier_papers(con, WEEK, min_similarity=1.5)
         assert related_earlier_papers(con, "2026-W44") == []  # no earlier week
     assert 0 < MIN_SIMILARITY < 0.1
+
+
+def test_a_week_without_earlier_terms_is_not_scored(
+    weeks_database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first week has no earlier paper: no row, and the TF-IDF query is not run."""
+    ran: list[str] = []
+    query = db.query
+
+    def recording(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
+        ran.append(name)
+        return query(con, name, **params)
+
+    monkeypatch.setattr(db, "query", recording)
+    with db.reader(weeks_database) as con:
+        assert related_earlier_papers(con, "2026-W44") == []
+        assert ran == ["earlier_terms_exist"]
+        # The second week has earlier papers: scored (none of its papers is similar enough).
+        assert related_earlier_papers(con, "2026-W45") == []
+        assert ran == ["earlier_terms_exist", "earlier_terms_exist", "related_papers_of_week"]
+    with db.writer(weeks_database) as con:
+        con.execute("delete from paper_terms where first_seen_week < ?", [WEEK])
+        ran.clear()
+        assert related_earlier_papers(con, WEEK) == []
+        assert ran == ["earlier_terms_exist"]

@@ -21,6 +21,7 @@ from paperwatch.report import (
     RenderedReport,
     ReportData,
     collect_report,
+    largest_fitting,
     new_papers_csv,
     render_report,
     report_message,
@@ -198,6 +199,58 @@ def test_5000_new_papers_stay_under_the_gmail_limit(big_week: ReportData) -> Non
     assert message["Subject"] == (
         "paperwatch — NeurIPS 2026 week 2026-W48: 5000 new papers, 0 duplicates"
     )
+
+
+def _binary_search(sizes: list[int], high: int, budget: int) -> int:
+    """The search render_report used before largest_fitting: the reference answer."""
+    low, top, found = 0, high - 1, 0
+    while low <= top:
+        middle = (low + top) // 2
+        if sizes[middle] <= budget:
+            found, low = middle, middle + 1
+        else:
+            top = middle - 1
+    return found
+
+
+def test_largest_fitting_finds_the_binary_search_answer_in_fewer_measurements() -> None:
+    # A report-like size: 20,000 bytes of header, rows of 900-1,300 bytes.
+    sizes = [20_000]
+    for i in range(100):
+        sizes.append(sizes[-1] + 900 + (i * 37) % 400)
+    measured: list[int] = []
+
+    def size_of(rows: int) -> int:
+        measured.append(rows)
+        return sizes[rows]
+
+    assert largest_fitting(size_of, 100, 90_000, high_size=sizes[100]) == 63
+    assert _binary_search(sizes, 100, 90_000) == 63
+    assert measured == [0, 63, 64]
+    # Every budget and bracket gives the binary search's answer (sizes non-decreasing,
+    # flat runs included), and at most 3 measurements per halving.
+    flat = [10, 10, 10, 12, 12, 40, 41, 41, 41, 90, 91, 200]
+    for table in (sizes, flat):
+        for high in range(1, len(table)):
+            for budget in range(table[0], table[high], max(1, (table[high] - table[0]) // 60)):
+                measured.clear()
+                found = largest_fitting(_size_of_table(table, measured), high, budget)
+                assert found == _binary_search(table, high, budget), (high, budget)
+                assert len(measured) <= 2 + 3 * max(1, high.bit_length()), (high, budget)
+    # Nothing fits: 0 (the caller measures 0 rows itself); a fitting high is an error.
+    assert largest_fitting(lambda rows: 10 + rows, 5, 9) == 0
+    with pytest.raises(ValueError, match="nothing to search"):
+        largest_fitting(lambda rows: rows, 5, 5)
+    with pytest.raises(ValueError, match="at least 1"):
+        largest_fitting(lambda rows: rows, 0, 5)
+
+
+def _size_of_table(table: list[int], measured: list[int]) -> Any:
+    def size_of(rows: int) -> int:
+        measured.append(rows)
+        return table[rows]
+
+    return size_of
 
 
 def test_a_tighter_budget_lists_fewer_rows(big_week: ReportData) -> None:

@@ -22,8 +22,10 @@ from paperwatch.trend_stats import (
     beta_binomial_p_values,
     distinctive_terms,
     drop_covered,
+    english_frequency,
     estimate_dispersion,
     is_generic,
+    load_english_frequencies,
     merge_same_papers,
     score_trending_terms,
 )
@@ -302,6 +304,30 @@ def test_generic_words_come_from_wordfreq_and_the_lists() -> None:
     for term in ("mamba", "transformer", "quantization", "state space", "large language model",
                  "LLM", "KV cache", "privacy"):  # fmt: skip
         assert not is_generic(term), term
+
+
+def test_english_frequencies_loaded_in_a_thread_give_the_same_answers() -> None:
+    """trending_terms_for_week loads wordfreq in a thread while DuckDB works; the lookups
+    after it (and during it, from another thread) are wordfreq's own values."""
+    import threading
+
+    loading = threading.Thread(target=load_english_frequencies)
+    loading.start()
+    during = [is_generic(w) for w in ("approach", "mamba", "LoRA", "proposed method", "result")]
+    loading.join()
+    load_english_frequencies()  # idempotent
+    assert during == [True, False, False, True, True]
+    assert [is_generic(w) for w in ("approach", "mamba", "transformer", "privacy")] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert english_frequency("mamba") == 10 ** (2.64 - 9)
+    # A phrase: the product of its words' frequencies (Zipf 5.39, 5.10, 5.13: 4.2e-12),
+    # at least UNKNOWN_FREQUENCY.
+    assert english_frequency("large language model") == 1e-08
+    assert english_frequency("in the") == 10 ** (7.27 - 9) * 10 ** (7.73 - 9)  # 0.001
 
 
 def test_acronym_merged_with_the_expansion_the_corpus_defines(settings: Settings) -> None:

@@ -6,5 +6,8 @@ from paper_terms
 where
     first_seen_week between $first and $last
     and list_contains($weeks, first_seen_week)
+    -- two cheap tests the pattern implies (no space, a capital) spare it most terms
+    and not contains(term, ' ')
+    and lower(term) <> term
     and regexp_full_match(term, '[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*')
 order by term;

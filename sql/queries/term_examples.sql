@@ -9,7 +9,10 @@ with mapped as (
         t.paper_id,
         t.n
     from paper_terms as t
-    where t.first_seen_week = $week
+    where
+        t.first_seen_week = $week
+        -- only rows that can map to one of $terms (the filter below still decides)
+        and (list_contains($terms, t.term) or list_contains($acronyms::varchar[], t.term))
 ),
 
 per_paper as (

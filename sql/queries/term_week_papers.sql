@@ -7,7 +7,10 @@ with mapped as (
             as term,
         paper_id
     from paper_terms
-    where first_seen_week = $week
+    where
+        first_seen_week = $week
+        -- only rows that can map to one of $terms (the filter below still decides)
+        and (list_contains($terms, term) or list_contains($acronyms::varchar[], term))
 )
 
 select

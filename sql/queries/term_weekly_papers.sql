@@ -11,6 +11,8 @@ with mapped as (
     where
         first_seen_week between $first and $last
         and list_contains($weeks, first_seen_week)
+        -- only rows that can map to one of $terms (the filter below still decides)
+        and (list_contains($terms, term) or list_contains($acronyms::varchar[], term))
 )
 
 select
