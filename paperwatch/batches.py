@@ -406,9 +406,10 @@ def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> Checke
     """
     files = files_frame(batch.prepared, sequence_numbers)
     file_checks = validate_frame(files, "listing_files")
-    rejected = set(file_checks.critical_failures())
-    kept = [frame for i, frame in enumerate(batch.frames) if i not in rejected]
-    entries = pl.concat(kept, how="vertical") if kept else pl.DataFrame(schema=ENTRY_SCHEMA)
+    rejected = {batch.prepared[i].stat.rel for i in file_checks.critical_failures()}
+    entries = batch.entries
+    if rejected:
+        entries = entries.filter(~pl.col("file").is_in(list(rejected)))
     return CheckedBatch(files, file_checks, entries, validate_frame(entries, "papers"))
 
 
