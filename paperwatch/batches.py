@@ -38,7 +38,6 @@ import polars as pl
 
 from paperwatch import db
 from paperwatch.ingest import (
-    ENTRY_SCHEMA,
     ListingFileStat,
     files_frame,
 )
@@ -60,7 +59,13 @@ from paperwatch.store import (
     quarantine_unprepared,
 )
 from paperwatch.trending import store_new_paper_terms
-from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.validate import (
+    ExpectationResult,
+    Outcome,
+    SuiteResult,
+    unexpected_examples,
+    validate_frame,
+)
 from paperwatch.workers import (
     OVERDUE_POLL_S,
     Heartbeats,
@@ -87,6 +92,7 @@ __all__ = [
     "prepare_isolated",
     "prepare_pool",
     "split_evenly",
+    "split_results",
     "store_batch_terms",
 ]
 
@@ -121,6 +127,35 @@ class CheckedBatch:
             start += length
         return spans
 
+    def per_file(self, rels: Sequence[str]) -> list[CheckedFile]:
+        """:meth:`of` for every file of the batch in one pass: ``rels`` are the paths of
+        :attr:`files`' rows (the batch's prepared files, in order). Each expectation's
+        failing rows are dealt out to their files once (:func:`split_results`), not
+        searched once per file; the result is equal to ``[self.of(i, rel) for i, rel in
+        enumerate(rels)]``.
+
+        Raises:
+            ValueError: ``rels`` does not have one path per row of :attr:`files`.
+        """
+        if len(rels) != self.files.height:
+            raise ValueError(f"{len(rels)} paths for {self.files.height} file rows")
+        spans = self.entry_rows()
+        empty = range(0)
+        entry_spans = [spans.get(rel, empty) for rel in rels]
+        file_checks = split_results(
+            self.file_checks, [range(i, i + 1) for i in range(len(rels))], self.files
+        )
+        entry_checks = split_results(self.entry_checks, entry_spans, self.entries)
+        return [
+            CheckedFile(
+                file_row=self.files.slice(index, 1),
+                file_checks=file_checks[index],
+                entries=self.entries.slice(rows.start, len(rows)),
+                entry_checks=entry_checks[index],
+            )
+            for index, rows in enumerate(entry_spans)
+        ]
+
     def of(self, index: int, rel: str, rows: range | None = None) -> CheckedFile:
         """File ``index`` of the batch (path ``rel``): its rows and the results restricted to
         them. ``rows``: its rows of :attr:`entries` (from :meth:`entry_rows`, for a batch of
@@ -134,6 +169,59 @@ class CheckedBatch:
             entries=self.entries.slice(rows.start, len(rows)),
             entry_checks=self.entry_checks.for_rows(list(rows), self.entries),
         )
+
+
+def split_results(
+    suite: SuiteResult, spans: Sequence[range], frame: pl.DataFrame
+) -> list[SuiteResult]:
+    """``[suite.for_rows(list(span), frame) for span in spans]`` in one pass over each
+    expectation's failing rows (:meth:`paperwatch.validate.SuiteResult.for_rows` scans all
+    of them for every span: quadratic for a batch of many one-entry files).
+
+    Args:
+        suite: the results of one suite over ``frame`` (the validated batch).
+        spans: row ranges of ``frame`` that do not overlap (e.g. each file's rows).
+        frame: the validated batch, for the unexpected examples of each span's rows.
+
+    Returns:
+        One :class:`~paperwatch.validate.SuiteResult` per span, rows renumbered from 0.
+    """
+    owner: dict[int, int] = {}
+    for part, span in enumerate(spans):
+        for row in span:
+            owner[row] = part
+    split: list[list[ExpectationResult]] = [[] for _ in spans]
+    for r in suite.results:
+        failing: dict[int, list[int]] = {}
+        for row in r.failed_rows:
+            part = owner.get(row)
+            if part is not None:
+                failing.setdefault(part, []).append(row)
+        for part, span in enumerate(spans):
+            original = failing.get(part, [])
+            failed = tuple(row - span.start for row in original)
+            examples = unexpected_examples(frame, r.columns, original) if failed else ()
+            outcome: Outcome = (
+                r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
+            )
+            split[part].append(
+                ExpectationResult(
+                    suite=r.suite,
+                    expectation=r.expectation,
+                    severity=r.severity,
+                    reason=r.reason,
+                    outcome=outcome,
+                    element_count=len(span),
+                    unexpected_count=len(failed),
+                    unexpected_examples=examples,
+                    failed_rows=failed,
+                    details=r.details,
+                    detail_column=r.detail_column,
+                    columns=r.columns,
+                    exclusive=r.exclusive,
+                )
+            )
+    return [SuiteResult(suite.suite, tuple(results)) for results in split]
 
 
 def plan_batches(
@@ -464,18 +552,14 @@ def load_batch(
         duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
             of the batch stay loaded).
     """
-    spans = checked.entry_rows()
-    empty = range(0)
+    per_file = checked.per_file([f.stat.rel for f in batch.prepared])
     try:
         with db.transaction(con):
             known = existing_paper_ids(con, checked.entries["paper_id"])
             writes = BatchWrites(con, [(f.stat.rel, f.sha256) for f in batch.prepared])
             outcomes = []
-            for index, file in enumerate(batch.prepared):
-                rows = spans.get(file.stat.rel, empty)
-                outcome = load_file(
-                    con, file, checked.of(index, file.stat.rel, rows), run, known, writes
-                )
+            for file, checked_file in zip(batch.prepared, per_file, strict=True):
+                outcome = load_file(con, file, checked_file, run, known, writes)
                 known.update(outcome.new_paper_ids)
                 outcomes.append(outcome)
             writes.flush()
@@ -483,9 +567,8 @@ def load_batch(
         _log.warning("loading the batch in one transaction failed (%s): file by file", exc)
         known = existing_paper_ids(con, checked.entries["paper_id"])
         outcomes = []
-        for index, file in enumerate(batch.prepared):
-            rows = spans.get(file.stat.rel, empty)
-            outcome = load_file(con, file, checked.of(index, file.stat.rel, rows), run, known)
+        for file, checked_file in zip(batch.prepared, per_file, strict=True):
+            outcome = load_file(con, file, checked_file, run, known)
             known.update(outcome.new_paper_ids)
             outcomes.append(outcome)
     for failure in batch.failed:
