@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -106,14 +105,36 @@ POOL_MIN_BYTES = 8 * 1024 * 1024
 SESSION_MIN_BYTES = 8 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
 class CheckedBatch:
-    """The batch's two suite frames and results (rows of the files that passed the file suite)."""
+    """The batch's two suite frames and results (rows of the files that passed the file suite).
 
-    files: pl.DataFrame
-    file_checks: SuiteResult
-    entries: pl.DataFrame
-    entry_checks: SuiteResult
+    Not a dataclass, as :class:`~paperwatch.prepare.PreparedBatch`: Prefect walks the
+    dataclasses among a task's parameters to their leaves, here every expectation result
+    and its failing rows; a plain object is one leaf.
+
+    Attributes:
+        files: :func:`~paperwatch.ingest.files_frame` of the batch's prepared files.
+        file_checks: the ``listing_files`` suite over :attr:`files`.
+        entries: the entries of the files that passed it (file then position order).
+        entry_checks: the ``papers`` suite over :attr:`entries`.
+    """
+
+    __slots__ = ("entries", "entry_checks", "file_checks", "files")
+
+    def __init__(
+        self,
+        files: pl.DataFrame,
+        file_checks: SuiteResult,
+        entries: pl.DataFrame,
+        entry_checks: SuiteResult,
+    ) -> None:
+        self.files = files
+        self.file_checks = file_checks
+        self.entries = entries
+        self.entry_checks = entry_checks
+
+    def __repr__(self) -> str:
+        return f"CheckedBatch({self.files.height} files, {self.entries.height} entries)"
 
     def entry_rows(self) -> dict[str, range]:
         """The rows of :attr:`entries` of each file (by ``rel``): the files' rows are

@@ -10,7 +10,7 @@ whole pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 from polars.exceptions import PanicException
@@ -67,9 +67,14 @@ def _no_entries() -> pl.DataFrame:
     return pl.DataFrame(schema=ENTRY_SCHEMA)
 
 
-@dataclass(frozen=True, slots=True)
 class PreparedBatch:
     """Files read and prepared, in batch order, with the rows of the ``papers`` suite.
+
+    Not a dataclass on purpose: Prefect walks the dataclasses, lists and tuples among a
+    task's parameters down to their leaves (``prefect.utilities.collections.
+    visit_collection``, twice per task run), and a batch of 20,000 one-entry files holds
+    some 400,000 such objects (files, entries, cleaned abstracts): about two minutes of a
+    20,000-file ingest went there. A plain object is one leaf.
 
     Attributes:
         prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
@@ -88,11 +93,27 @@ class PreparedBatch:
             in ``prepared``. They are quarantined whole.
     """
 
-    prepared: list[PreparedFile] = field(default_factory=list)
-    entries: pl.DataFrame = field(default_factory=_no_entries)
-    vanished: list[tuple[str, str]] = field(default_factory=list)
-    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
-    failed: list[PrepareFailure] = field(default_factory=list)
+    __slots__ = ("entries", "failed", "prepared", "terms", "vanished")
+
+    def __init__(
+        self,
+        prepared: list[PreparedFile] | None = None,
+        entries: pl.DataFrame | None = None,
+        vanished: list[tuple[str, str]] | None = None,
+        terms: pl.DataFrame | None = None,
+        failed: list[PrepareFailure] | None = None,
+    ) -> None:
+        self.prepared: list[PreparedFile] = [] if prepared is None else prepared
+        self.entries: pl.DataFrame = _no_entries() if entries is None else entries
+        self.vanished: list[tuple[str, str]] = [] if vanished is None else vanished
+        self.terms: pl.DataFrame = pl.DataFrame(schema=TERMS_SCHEMA) if terms is None else terms
+        self.failed: list[PrepareFailure] = [] if failed is None else failed
+
+    def __repr__(self) -> str:
+        return (
+            f"PreparedBatch({len(self.prepared)} prepared, {self.entries.height} entries, "
+            f"{len(self.vanished)} vanished, {len(self.failed)} failed)"
+        )
 
     @property
     def frames(self) -> list[pl.DataFrame]:

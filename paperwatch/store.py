@@ -477,6 +477,8 @@ class BatchWrites(_Writes):
     def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
         """As :meth:`_Writes.papers_by_external_id`, and the external ids of the batch's
         entries buffered so far (an id loaded before the batch wins: it is earlier)."""
+        if external_ids.null_count() == external_ids.len():
+            return {}
         found = papers_by_external_id(self.con, external_ids)
         for ext in external_ids.drop_nulls().unique().to_list():
             if ext not in found and ext in self._external:
@@ -702,6 +704,9 @@ def join_external_ids(
     paper). Text identity wins: an entry whose text is a known paper keeps it. An id the
     file gives to two different texts (a volume's DOI on every record) joins nothing.
     """
+    if good["external_id"].null_count() == good.height:
+        # No external ids (a plain-text listing): nothing joins, every text is its own.
+        return good.with_columns(pl.lit(None, pl.String).alias("text_paper_id"))
     text_ids = good["paper_id"].to_list()
     externals = good["external_id"].to_list()
     # An id that the file itself gives to different texts names no single paper (a
