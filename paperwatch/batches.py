@@ -215,33 +215,40 @@ def split_results(
     for r in suite.results:
         failing: dict[int, list[int]] = {}
         for row in r.failed_rows:
-            part = owner.get(row)
-            if part is not None:
-                failing.setdefault(part, []).append(row)
+            owning = owner.get(row)
+            if owning is not None:
+                failing.setdefault(owning, []).append(row)
+        # A span without failing rows gets a result that depends only on its length: one
+        # (immutable) object per length, not one per file.
+        clean: dict[int, ExpectationResult] = {}
         for part, span in enumerate(spans):
             original = failing.get(part, [])
+            if not original and len(span) in clean:
+                split[part].append(clean[len(span)])
+                continue
             failed = tuple(row - span.start for row in original)
             examples = unexpected_examples(frame, r.columns, original) if failed else ()
             outcome: Outcome = (
                 r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
             )
-            split[part].append(
-                ExpectationResult(
-                    suite=r.suite,
-                    expectation=r.expectation,
-                    severity=r.severity,
-                    reason=r.reason,
-                    outcome=outcome,
-                    element_count=len(span),
-                    unexpected_count=len(failed),
-                    unexpected_examples=examples,
-                    failed_rows=failed,
-                    details=r.details,
-                    detail_column=r.detail_column,
-                    columns=r.columns,
-                    exclusive=r.exclusive,
-                )
+            result = ExpectationResult(
+                suite=r.suite,
+                expectation=r.expectation,
+                severity=r.severity,
+                reason=r.reason,
+                outcome=outcome,
+                element_count=len(span),
+                unexpected_count=len(failed),
+                unexpected_examples=examples,
+                failed_rows=failed,
+                details=r.details,
+                detail_column=r.detail_column,
+                columns=r.columns,
+                exclusive=r.exclusive,
             )
+            if not original:
+                clean[len(span)] = result
+            split[part].append(result)
     return [SuiteResult(suite.suite, tuple(results)) for results in split]
 
 

@@ -246,3 +246,35 @@ def _by_path(database: Path) -> dict[str, list[tuple]]:
             "select q.kind, q.path, q.position, q.line, q.reasons from quarantine q order by all",
         ),
     }
+
+
+def test_the_validation_frame_is_the_frame_of_its_columns() -> None:
+    stamp = datetime(2026, 11, 25, 10, tzinfo=UTC)
+    columns: dict[str, list[object]] = {
+        "run_id": ["r1", "r1", "r1"],
+        "file_id": [7, 7, 8],
+        "suite": ["papers", "papers", "listing_files"],
+        "expectation": ["a", "b", "c"],
+        "severity": ["critical", "warning", "critical"],
+        "reason": ["empty", "odd", "not UTF-8"],
+        "outcome": ["failed", "passed", "error"],
+        "success": [False, True, False],
+        "element_count": [1, 1, 1],
+        "unexpected_count": [1, 0, 0],
+        "unexpected_examples": [["x", "y"], [], []],
+        "details": [None, None, "KeyError: 'c'"],
+        "validated_at": [stamp, stamp, stamp],
+    }
+    expected = pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA)
+    assert store.validation_frame(columns).equals(expected)
+    assert store.validation_frame(columns)["unexpected_examples"].to_list() == [
+        ["x", "y"],
+        [],
+        [],
+    ]
+    columns["validated_at"] = [stamp, stamp, datetime(2026, 12, 2, 10, tzinfo=UTC)]
+    mixed = store.validation_frame(columns)
+    assert mixed.equals(pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA))
+    assert mixed["validated_at"].n_unique() == 2
+    empty = {name: [] for name in columns}
+    assert store.validation_frame(empty).equals(pl.DataFrame(empty, schema=store.VALIDATION_SCHEMA))
