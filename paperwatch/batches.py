@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -38,7 +37,6 @@ import polars as pl
 
 from paperwatch import db
 from paperwatch.ingest import (
-    ENTRY_SCHEMA,
     ListingFileStat,
     files_frame,
 )
@@ -60,7 +58,13 @@ from paperwatch.store import (
     quarantine_unprepared,
 )
 from paperwatch.trending import store_new_paper_terms
-from paperwatch.validate import SuiteResult, validate_frame
+from paperwatch.validate import (
+    ExpectationResult,
+    Outcome,
+    SuiteResult,
+    unexpected_examples,
+    validate_frame,
+)
 from paperwatch.workers import (
     OVERDUE_POLL_S,
     Heartbeats,
@@ -87,6 +91,7 @@ __all__ = [
     "prepare_isolated",
     "prepare_pool",
     "split_evenly",
+    "split_results",
     "store_batch_terms",
 ]
 
@@ -100,14 +105,36 @@ POOL_MIN_BYTES = 8 * 1024 * 1024
 SESSION_MIN_BYTES = 8 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
 class CheckedBatch:
-    """The batch's two suite frames and results (rows of the files that passed the file suite)."""
+    """The batch's two suite frames and results (rows of the files that passed the file suite).
 
-    files: pl.DataFrame
-    file_checks: SuiteResult
-    entries: pl.DataFrame
-    entry_checks: SuiteResult
+    Not a dataclass, as :class:`~paperwatch.prepare.PreparedBatch`: Prefect walks the
+    dataclasses among a task's parameters to their leaves, here every expectation result
+    and its failing rows; a plain object is one leaf.
+
+    Attributes:
+        files: :func:`~paperwatch.ingest.files_frame` of the batch's prepared files.
+        file_checks: the ``listing_files`` suite over :attr:`files`.
+        entries: the entries of the files that passed it (file then position order).
+        entry_checks: the ``papers`` suite over :attr:`entries`.
+    """
+
+    __slots__ = ("entries", "entry_checks", "file_checks", "files")
+
+    def __init__(
+        self,
+        files: pl.DataFrame,
+        file_checks: SuiteResult,
+        entries: pl.DataFrame,
+        entry_checks: SuiteResult,
+    ) -> None:
+        self.files = files
+        self.file_checks = file_checks
+        self.entries = entries
+        self.entry_checks = entry_checks
+
+    def __repr__(self) -> str:
+        return f"CheckedBatch({self.files.height} files, {self.entries.height} entries)"
 
     def entry_rows(self) -> dict[str, range]:
         """The rows of :attr:`entries` of each file (by ``rel``): the files' rows are
@@ -120,6 +147,35 @@ class CheckedBatch:
             spans[rel] = range(start, start + length)
             start += length
         return spans
+
+    def per_file(self, rels: Sequence[str]) -> list[CheckedFile]:
+        """:meth:`of` for every file of the batch in one pass: ``rels`` are the paths of
+        :attr:`files`' rows (the batch's prepared files, in order). Each expectation's
+        failing rows are dealt out to their files once (:func:`split_results`), not
+        searched once per file; the result is equal to ``[self.of(i, rel) for i, rel in
+        enumerate(rels)]``.
+
+        Raises:
+            ValueError: ``rels`` does not have one path per row of :attr:`files`.
+        """
+        if len(rels) != self.files.height:
+            raise ValueError(f"{len(rels)} paths for {self.files.height} file rows")
+        spans = self.entry_rows()
+        empty = range(0)
+        entry_spans = [spans.get(rel, empty) for rel in rels]
+        file_checks = split_results(
+            self.file_checks, [range(i, i + 1) for i in range(len(rels))], self.files
+        )
+        entry_checks = split_results(self.entry_checks, entry_spans, self.entries)
+        return [
+            CheckedFile(
+                file_row=self.files.slice(index, 1),
+                file_checks=file_checks[index],
+                entries=self.entries.slice(rows.start, len(rows)),
+                entry_checks=entry_checks[index],
+            )
+            for index, rows in enumerate(entry_spans)
+        ]
 
     def of(self, index: int, rel: str, rows: range | None = None) -> CheckedFile:
         """File ``index`` of the batch (path ``rel``): its rows and the results restricted to
@@ -134,6 +190,66 @@ class CheckedBatch:
             entries=self.entries.slice(rows.start, len(rows)),
             entry_checks=self.entry_checks.for_rows(list(rows), self.entries),
         )
+
+
+def split_results(
+    suite: SuiteResult, spans: Sequence[range], frame: pl.DataFrame
+) -> list[SuiteResult]:
+    """``[suite.for_rows(list(span), frame) for span in spans]`` in one pass over each
+    expectation's failing rows (:meth:`paperwatch.validate.SuiteResult.for_rows` scans all
+    of them for every span: quadratic for a batch of many one-entry files).
+
+    Args:
+        suite: the results of one suite over ``frame`` (the validated batch).
+        spans: row ranges of ``frame`` that do not overlap (e.g. each file's rows).
+        frame: the validated batch, for the unexpected examples of each span's rows.
+
+    Returns:
+        One :class:`~paperwatch.validate.SuiteResult` per span, rows renumbered from 0.
+    """
+    owner: dict[int, int] = {}
+    for part, span in enumerate(spans):
+        for row in span:
+            owner[row] = part
+    split: list[list[ExpectationResult]] = [[] for _ in spans]
+    for r in suite.results:
+        failing: dict[int, list[int]] = {}
+        for row in r.failed_rows:
+            owning = owner.get(row)
+            if owning is not None:
+                failing.setdefault(owning, []).append(row)
+        # A span without failing rows gets a result that depends only on its length: one
+        # (immutable) object per length, not one per file.
+        clean: dict[int, ExpectationResult] = {}
+        for part, span in enumerate(spans):
+            original = failing.get(part, [])
+            if not original and len(span) in clean:
+                split[part].append(clean[len(span)])
+                continue
+            failed = tuple(row - span.start for row in original)
+            examples = unexpected_examples(frame, r.columns, original) if failed else ()
+            outcome: Outcome = (
+                r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
+            )
+            result = ExpectationResult(
+                suite=r.suite,
+                expectation=r.expectation,
+                severity=r.severity,
+                reason=r.reason,
+                outcome=outcome,
+                element_count=len(span),
+                unexpected_count=len(failed),
+                unexpected_examples=examples,
+                failed_rows=failed,
+                details=r.details,
+                detail_column=r.detail_column,
+                columns=r.columns,
+                exclusive=r.exclusive,
+            )
+            if not original:
+                clean[len(span)] = result
+            split[part].append(result)
+    return [SuiteResult(suite.suite, tuple(results)) for results in split]
 
 
 def plan_batches(
@@ -406,9 +522,10 @@ def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> Checke
     """
     files = files_frame(batch.prepared, sequence_numbers)
     file_checks = validate_frame(files, "listing_files")
-    rejected = set(file_checks.critical_failures())
-    kept = [frame for i, frame in enumerate(batch.frames) if i not in rejected]
-    entries = pl.concat(kept, how="vertical") if kept else pl.DataFrame(schema=ENTRY_SCHEMA)
+    rejected = {batch.prepared[i].stat.rel for i in file_checks.critical_failures()}
+    entries = batch.entries
+    if rejected:
+        entries = entries.filter(~pl.col("file").is_in(list(rejected)))
     return CheckedBatch(files, file_checks, entries, validate_frame(entries, "papers"))
 
 
@@ -463,18 +580,14 @@ def load_batch(
         duckdb.Error: a load failed (that file's transaction was rolled back; earlier files
             of the batch stay loaded).
     """
-    spans = checked.entry_rows()
-    empty = range(0)
+    per_file = checked.per_file([f.stat.rel for f in batch.prepared])
     try:
         with db.transaction(con):
             known = existing_paper_ids(con, checked.entries["paper_id"])
             writes = BatchWrites(con, [(f.stat.rel, f.sha256) for f in batch.prepared])
             outcomes = []
-            for index, file in enumerate(batch.prepared):
-                rows = spans.get(file.stat.rel, empty)
-                outcome = load_file(
-                    con, file, checked.of(index, file.stat.rel, rows), run, known, writes
-                )
+            for file, checked_file in zip(batch.prepared, per_file, strict=True):
+                outcome = load_file(con, file, checked_file, run, known, writes)
                 known.update(outcome.new_paper_ids)
                 outcomes.append(outcome)
             writes.flush()
@@ -482,9 +595,8 @@ def load_batch(
         _log.warning("loading the batch in one transaction failed (%s): file by file", exc)
         known = existing_paper_ids(con, checked.entries["paper_id"])
         outcomes = []
-        for index, file in enumerate(batch.prepared):
-            rows = spans.get(file.stat.rel, empty)
-            outcome = load_file(con, file, checked.of(index, file.stat.rel, rows), run, known)
+        for file, checked_file in zip(batch.prepared, per_file, strict=True):
+            outcome = load_file(con, file, checked_file, run, known)
             known.update(outcome.new_paper_ids)
             outcomes.append(outcome)
     for failure in batch.failed:

@@ -10,12 +10,13 @@ whole pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 from polars.exceptions import PanicException
 
 from paperwatch.ingest import (
+    ENTRY_SCHEMA,
     FileReplacedError,
     ListingFileStat,
     PreparedFile,
@@ -62,14 +63,26 @@ class PrepareFailure:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+def _no_entries() -> pl.DataFrame:
+    return pl.DataFrame(schema=ENTRY_SCHEMA)
+
+
 class PreparedBatch:
-    """Files read and prepared, in batch order, with each file's ``papers`` suite rows.
+    """Files read and prepared, in batch order, with the rows of the ``papers`` suite.
+
+    Not a dataclass on purpose: Prefect walks the dataclasses, lists and tuples among a
+    task's parameters down to their leaves (``prefect.utilities.collections.
+    visit_collection``, twice per task run), and a batch of 20,000 one-entry files holds
+    some 400,000 such objects (files, entries, cleaned abstracts): about two minutes of a
+    20,000-file ingest went there. A plain object is one leaf.
 
     Attributes:
         prepared: the files that could be read (see :class:`~paperwatch.ingest.PreparedFile`).
-        frames: ``entries_frame([f])`` for each of ``prepared`` (same order; empty for a
-            file that is not text).
+        entries: ``entries_frame(prepared)``: one frame of every entry of ``prepared``
+            (columns of :data:`~paperwatch.ingest.ENTRY_SCHEMA`, in file then position
+            order; the ``file`` column is the file's ``rel``; no rows for a file that is
+            not text). One frame per worker chunk rather than one per file: 20,000
+            one-entry files are a few frames to build, pickle and concatenate, not 20,000.
         vanished: ``(rel, reason)`` of files that could not be read now (gone, a folder,
             no permission); they are retried on a later run.
         terms: the terms of every distinct clean abstract of the batch, extracted where
@@ -80,11 +93,43 @@ class PreparedBatch:
             in ``prepared``. They are quarantined whole.
     """
 
-    prepared: list[PreparedFile] = field(default_factory=list)
-    frames: list[pl.DataFrame] = field(default_factory=list)
-    vanished: list[tuple[str, str]] = field(default_factory=list)
-    terms: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TERMS_SCHEMA))
-    failed: list[PrepareFailure] = field(default_factory=list)
+    __slots__ = ("entries", "failed", "prepared", "terms", "vanished")
+
+    def __init__(
+        self,
+        prepared: list[PreparedFile] | None = None,
+        entries: pl.DataFrame | None = None,
+        vanished: list[tuple[str, str]] | None = None,
+        terms: pl.DataFrame | None = None,
+        failed: list[PrepareFailure] | None = None,
+    ) -> None:
+        self.prepared: list[PreparedFile] = [] if prepared is None else prepared
+        self.entries: pl.DataFrame = _no_entries() if entries is None else entries
+        self.vanished: list[tuple[str, str]] = [] if vanished is None else vanished
+        self.terms: pl.DataFrame = pl.DataFrame(schema=TERMS_SCHEMA) if terms is None else terms
+        self.failed: list[PrepareFailure] = [] if failed is None else failed
+
+    def __repr__(self) -> str:
+        return (
+            f"PreparedBatch({len(self.prepared)} prepared, {self.entries.height} entries, "
+            f"{len(self.vanished)} vanished, {len(self.failed)} failed)"
+        )
+
+    @property
+    def frames(self) -> list[pl.DataFrame]:
+        """``entries_frame([f])`` for each of :attr:`prepared` (same order; empty for a
+        file that is not text): :attr:`entries` split by file, in one pass."""
+        parts = entries_by_file(self.entries)
+        return [parts.get(f.stat.rel, self.entries.clear()) for f in self.prepared]
+
+
+def entries_by_file(entries: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """``entries`` (an :func:`~paperwatch.ingest.entries_frame`) split by its ``file``
+    column in one pass (``partition_by``): ``{rel: that file's rows}``, rows in order."""
+    if entries.is_empty():
+        return {}
+    parts = entries.partition_by("file", maintain_order=True, as_dict=True)
+    return {str(key[0]): frame for key, frame in parts.items()}
 
 
 def _vanished_reason(stat: ListingFileStat, exc: OSError) -> str:
@@ -106,51 +151,83 @@ def _contained_terms(batch: PreparedBatch) -> PreparedBatch:
     files whose terms raise move to ``failed``."""
     try:
         return PreparedBatch(
-            batch.prepared, batch.frames, batch.vanished, batch_terms(batch.prepared), batch.failed
+            batch.prepared, batch.entries, batch.vanished, batch_terms(batch.prepared), batch.failed
         )
     except (Exception, PanicException):
         pass
     kept = PreparedBatch(vanished=batch.vanished, failed=list(batch.failed))
-    for file, frame in zip(batch.prepared, batch.frames, strict=True):
+    for file in batch.prepared:
         try:
             batch_terms([file])
         except (Exception, PanicException) as exc:
             kept.failed.append(_failure(file.stat, exc))
             continue
         kept.prepared.append(file)
-        kept.frames.append(frame)
+    entries = batch.entries
+    if len(kept.prepared) < len(batch.prepared):
+        rels = [f.stat.rel for f in kept.prepared]
+        entries = entries.filter(pl.col("file").is_in(rels))
     return PreparedBatch(
-        kept.prepared, kept.frames, kept.vanished, batch_terms(kept.prepared), kept.failed
+        kept.prepared, entries, kept.vanished, batch_terms(kept.prepared), kept.failed
     )
+
+
+def _entries_of(
+    prepared: list[tuple[int, PreparedFile]],
+) -> tuple[pl.DataFrame, list[tuple[int, PrepareFailure]]]:
+    """The entries frame of ``prepared`` (``(index in the chunk, file)``) built in one go;
+    when that raises, each file's rows are built alone and the files whose rows raise are
+    returned as failures (with their index), the others' rows concatenated."""
+    try:
+        return entries_frame(file for _, file in prepared), []
+    except (Exception, PanicException):
+        pass
+    frames: list[pl.DataFrame] = []
+    failed: list[tuple[int, PrepareFailure]] = []
+    for index, file in prepared:
+        try:
+            frames.append(entries_frame([file]))
+        except (Exception, PanicException) as exc:
+            failed.append((index, _failure(file.stat, exc)))
+    return (pl.concat(frames, how="vertical") if frames else _no_entries()), failed
 
 
 def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
     """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`).
+
+    The ``papers`` suite's rows of all the files are built at the end as one frame
+    (:attr:`PreparedBatch.entries`): per file, only reading, parsing and cleaning.
 
     An exception (or a Polars panic) while preparing a file, building its suite rows or
     extracting its terms puts that file in :attr:`PreparedBatch.failed` with the reason;
     the other files are prepared. Raises only what reading raises besides a vanished file
     (``OSError``), and ``KeyboardInterrupt``.
     """
-    batch = PreparedBatch()
-    for stat in stats:
+    prepared: list[tuple[int, PreparedFile]] = []
+    failed: list[tuple[int, PrepareFailure]] = []
+    vanished: list[tuple[str, str]] = []
+    for index, stat in enumerate(stats):
         try:
             data = read_listing_file(stat, max_bytes)
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            batch.vanished.append((stat.rel, _vanished_reason(stat, exc)))
+            vanished.append((stat.rel, _vanished_reason(stat, exc)))
             continue
         file_started()  # the run stops a worker that stays on one file too long
         try:
             inject_fault(stat.name)
-            prepared = prepare_file(stat, data, max_bytes)
-            frame = entries_frame([prepared])
+            prepared.append((index, prepare_file(stat, data, max_bytes)))
         except (Exception, PanicException) as exc:
-            batch.failed.append(_failure(stat, exc))
-            continue
+            failed.append((index, _failure(stat, exc)))
         finally:
             file_done()
-        batch.prepared.append(prepared)
-        batch.frames.append(frame)
+    entries, unbuilt = _entries_of(prepared)
+    if unbuilt:
+        dropped = {index for index, _ in unbuilt}
+        prepared = [(i, f) for i, f in prepared if i not in dropped]
+        failed = sorted(failed + unbuilt, key=lambda item: item[0])
+    batch = PreparedBatch(
+        [f for _, f in prepared], entries, vanished, failed=[f for _, f in failed]
+    )
     return _contained_terms(batch)
 
 
@@ -158,11 +235,13 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
     """Concatenate prepared parts in order (e.g. the chunks prepared by several workers);
     an abstract in several parts keeps the terms of its first part."""
     merged = PreparedBatch()
+    entries: list[pl.DataFrame] = []
     terms: list[pl.DataFrame] = []
     seen: set[str] = set()
     for part in parts:
         merged.prepared.extend(part.prepared)
-        merged.frames.extend(part.frames)
+        if part.entries.height:
+            entries.append(part.entries)
         merged.vanished.extend(part.vanished)
         merged.failed.extend(part.failed)
         keys = set(part.terms["key"].unique().to_list())
@@ -175,7 +254,7 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
         return merged
     return PreparedBatch(
         merged.prepared,
-        merged.frames,
+        pl.concat(entries, how="vertical") if entries else _no_entries(),
         merged.vanished,
         pl.concat(terms, how="vertical"),
         merged.failed,

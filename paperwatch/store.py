@@ -23,9 +23,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
+from typing import cast
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from paperwatch import __version__, db
 from paperwatch.ingest import (
@@ -477,6 +480,8 @@ class BatchWrites(_Writes):
     def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
         """As :meth:`_Writes.papers_by_external_id`, and the external ids of the batch's
         entries buffered so far (an id loaded before the batch wins: it is earlier)."""
+        if external_ids.null_count() == external_ids.len():
+            return {}
         found = papers_by_external_id(self.con, external_ids)
         for ext in external_ids.drop_nulls().unique().to_list():
             if ext not in found and ext in self._external:
@@ -549,9 +554,7 @@ class BatchWrites(_Writes):
             self._entries, self._first, self._entry_file_ids = [], [], []
             self._venues, self._years = [], []
         if self._validation["run_id"]:
-            self._frames["validation_results"].insert(
-                0, pl.DataFrame(self._validation, schema=VALIDATION_SCHEMA)
-            )
+            self._frames["validation_results"].insert(0, validation_frame(self._validation))
             self._validation = {c: [] for c in VALIDATION_SCHEMA}
         if self._stats:
             stats = pl.DataFrame(
@@ -576,6 +579,43 @@ class BatchWrites(_Writes):
         for good in self._fills:  # papers inserted above may get fields from later files
             _fill_record_fields(self.con, good)
         self._fills = []
+
+
+def validation_frame(columns: dict[str, list[object]]) -> pl.DataFrame:
+    """``pl.DataFrame(columns, schema=VALIDATION_SCHEMA)``, built faster for a batch of many
+    files (about 40 rows per file: 820,000 rows for 20,000 files): a ``validated_at``
+    column of one value is repeated rather than converted datetime by datetime, and the
+    ``unexpected_examples`` lists (nearly all empty) become one Arrow list array from
+    their flattened values and offsets (5.5 CPU-s down to about 0.3 for 820,000 rows).
+
+    Args:
+        columns: one list per column of :data:`VALIDATION_SCHEMA`, all the same length;
+            ``unexpected_examples`` holds lists of strings (never None).
+
+    Returns:
+        The frame (columns and types of :data:`VALIDATION_SCHEMA`).
+    """
+    n = len(columns["run_id"])
+    stamps = cast("list[datetime]", columns["validated_at"])
+    plain = {
+        name: values
+        for name, values in columns.items()
+        if name not in ("validated_at", "unexpected_examples")
+    }
+    frame = pl.DataFrame(plain, schema={name: VALIDATION_SCHEMA[name] for name in plain})
+    if n and all(stamp == stamps[0] for stamp in stamps):
+        validated_at = pl.repeat(stamps[0], n, dtype=VALIDATION_SCHEMA["validated_at"], eager=True)
+    else:
+        validated_at = pl.Series(values=stamps, dtype=VALIDATION_SCHEMA["validated_at"])
+    lists = cast("list[list[str]]", columns["unexpected_examples"])
+    offsets = [0, *accumulate(len(values) for values in lists)]
+    flat = [value for values in lists for value in values]
+    examples = pl.Series(
+        values=pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(flat, pa.string()))
+    ).cast(VALIDATION_SCHEMA["unexpected_examples"])
+    return frame.with_columns(
+        examples.alias("unexpected_examples"), validated_at.alias("validated_at")
+    ).select(list(VALIDATION_SCHEMA))
 
 
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
@@ -702,6 +742,9 @@ def join_external_ids(
     paper). Text identity wins: an entry whose text is a known paper keeps it. An id the
     file gives to two different texts (a volume's DOI on every record) joins nothing.
     """
+    if good["external_id"].null_count() == good.height:
+        # No external ids (a plain-text listing): nothing joins, every text is its own.
+        return good.with_columns(pl.lit(None, pl.String).alias("text_paper_id"))
     text_ids = good["paper_id"].to_list()
     externals = good["external_id"].to_list()
     # An id that the file itself gives to different texts names no single paper (a
@@ -1047,7 +1090,8 @@ def _load_file(
         else []
     )
     w.insert_entries(good, first, file_id, row["venue"], row["year"], run)
-    w.fill_record_fields(good.filter(pl.col("paper_id").is_in(list(existing))))
+    if existing:  # known papers may get a title or an external id from this file
+        w.fill_record_fields(good.filter(pl.col("paper_id").is_in(list(existing))))
     return FileOutcome(
         rel=rel,
         status="loaded",

@@ -1,0 +1,280 @@
+"""Many small files: one entries frame per chunk of files (not one per file), the checks
+dealt out to the files in one pass, and the same rows loaded as one file at a time."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+import paperwatch.prepare as prepare
+from paperwatch import db, store
+from paperwatch.batches import (
+    PreparePool,
+    check_batch,
+    load_batch,
+    merge_batches,
+    prepare_batch,
+    prepare_files,
+    split_results,
+)
+from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, entries_frame, scan_folder
+from paperwatch.validate import ExpectationResult, SuiteResult
+from paperwatch.workers import FAULT_ENV
+
+MAX_BYTES = 1 << 20
+RUN = store.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+GONE = "disappeared between scan and read; it is read when it comes back"
+
+
+def many_files(seed_folder: Path, out: Path) -> list[ListingFileStat]:
+    """Each entry of the seeds as a one-abstract file ``pNNN.txt`` (no sequence number, so
+    no gaps are judged), a file that is not UTF-8 (``p900.txt``), a file whose entry is
+    HTML (``p901.txt``), and ``p902.txt`` that vanishes after the scan. Returns the scan."""
+    out.mkdir()
+    count = 0
+    for path in sorted(seed_folder.glob("*.txt")):
+        header, _, body = path.read_text(encoding="utf-8").partition("\n\n")
+        for entry in body.strip("\n").split("\n\n"):
+            (out / f"p{count:03d}.txt").write_text(f"{header}\n\n{entry}\n", encoding="utf-8")
+            count += 1
+    assert count == 57
+    (out / "p900.txt").write_bytes(b"NeurIPS 2026\n\n\xff\xfe bad\n")
+    (out / "p901.txt").write_text(
+        "NeurIPS 2026\n\n<html><body>not an abstract</body></html>\n", encoding="utf-8"
+    )
+    (out / "p902.txt").write_text("NeurIPS 2026\n\nGone before it is read.\n", encoding="utf-8")
+    stats = list(scan_folder(out).files)
+    (out / "p902.txt").unlink()
+    return stats
+
+
+def rows(database: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_a_pool_sends_back_one_entries_frame_per_chunk(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stats = many_files(seed_folder, tmp_path / "many")
+    assert len(stats) == 60
+    monkeypatch.setenv(FAULT_ENV, "p010.txt:raise")
+    pool = PreparePool(2)
+    try:
+        pooled = prepare_batch(stats, MAX_BYTES, pool)
+    finally:
+        pool.shutdown()
+    alone = merge_batches(prepare_files([stat], MAX_BYTES) for stat in stats)
+
+    # 8 chunks of ~7 files, one frame each: the entries of 57 files (the one that raised,
+    # the vanished one and the non-UTF-8 one have none).
+    assert [f.stat.rel for f in pooled.prepared] == [f.stat.rel for f in alone.prepared]
+    assert len(pooled.prepared) == 58
+    assert pooled.entries.height == 57
+    assert pooled.entries.schema == pl.Schema(ENTRY_SCHEMA)
+    assert pooled.entries.equals(alone.entries)
+    assert pooled.entries.equals(entries_frame(alone.prepared))
+    assert pooled.vanished == alone.vanished == [("p902.txt", GONE)]
+    assert [(f.stat.rel, f.reason) for f in pooled.failed] == [
+        ("p010.txt", f.reason) for f in alone.failed
+    ]
+    assert "RuntimeError: fault injected while preparing p010.txt" in pooled.failed[0].reason
+    assert pooled.terms.sort(pl.all()).equals(alone.terms.sort(pl.all()))
+    # The per-file view is the frame split by file: 0 rows for the file that is not text.
+    heights = {
+        f.stat.rel: frame.height for f, frame in zip(pooled.prepared, pooled.frames, strict=True)
+    }
+    assert heights["p900.txt"] == 0
+    assert Counter(heights.values()) == {1: 57, 0: 1}
+
+
+def test_a_file_whose_rows_cannot_be_built_fails_alone(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stats = many_files(seed_folder, tmp_path / "many")
+    real = prepare.entries_frame
+
+    def fragile(files: object) -> pl.DataFrame:
+        files = list(files)  # type: ignore[call-overload]
+        if any(f.stat.rel in ("p003.txt", "p005.txt") for f in files):
+            raise ValueError("simulated failure building rows")
+        return real(files)
+
+    monkeypatch.setattr(prepare, "entries_frame", fragile)
+    monkeypatch.setenv(FAULT_ENV, "p004.txt:raise")
+    batch = prepare_files(stats[:8], MAX_BYTES)
+    # In file order, whichever step failed: p003 (rows), p004 (preparation), p005 (rows).
+    assert [f.stat.rel for f in batch.failed] == ["p003.txt", "p004.txt", "p005.txt"]
+    assert batch.failed[0].reason == batch.failed[2].reason.replace("p005", "p003")
+    assert "ValueError: simulated failure building rows" in batch.failed[0].reason
+    assert [f.stat.rel for f in batch.prepared] == [
+        "p000.txt",
+        "p001.txt",
+        "p002.txt",
+        "p006.txt",
+        "p007.txt",
+    ]
+    assert batch.entries["file"].to_list() == [f.stat.rel for f in batch.prepared]
+    assert batch.terms["key"].n_unique() == 5
+
+
+def test_the_checks_are_dealt_out_to_files_in_one_pass(seed_folder: Path, tmp_path: Path) -> None:
+    stats = many_files(seed_folder, tmp_path / "many")
+    batch = prepare_files(stats, MAX_BYTES)
+    checked = check_batch(batch, set())
+    rels = [f.stat.rel for f in batch.prepared]
+    per_file = checked.per_file(rels)
+    assert len(per_file) == 59
+    for index, (rel, split) in enumerate(zip(rels, per_file, strict=True)):
+        one = checked.of(index, rel)
+        assert split.file_row.equals(one.file_row)
+        assert split.entries.equals(one.entries)
+        assert split.file_checks == one.file_checks
+        assert split.entry_checks == one.entry_checks
+    failed_files = [
+        rel for rel, s in zip(rels, per_file, strict=True) if s.file_checks.critical_failures()
+    ]
+    failed_entries = [
+        rel for rel, s in zip(rels, per_file, strict=True) if s.entry_checks.critical_failures()
+    ]
+    assert failed_files == ["p900.txt"]
+    assert failed_entries == ["p901.txt"]
+    assert per_file[rels.index("p900.txt")].entries.height == 0
+    with pytest.raises(ValueError, match="58 paths for 59 file rows"):
+        checked.per_file(rels[:-1])
+
+
+def test_split_results_renumbers_rows_and_keeps_examples() -> None:
+    frame = pl.DataFrame({"abstract": ["a", "bb", "ccc", "dddd", "eeeee"]})
+
+    suite = SuiteResult(
+        "papers",
+        (
+            ExpectationResult(
+                suite="papers",
+                expectation="length",
+                severity="critical",
+                reason="too short",
+                outcome="failed",
+                element_count=5,
+                unexpected_count=3,
+                unexpected_examples=("a", "bb", "dddd"),
+                failed_rows=(0, 1, 3),
+                columns=("abstract",),
+            ),
+        ),
+    )
+    spans = [range(0, 2), range(2, 3), range(3, 5)]
+    split = split_results(suite, spans, frame)
+    assert split == [suite.for_rows(list(span), frame) for span in spans]
+    assert [(r.results[0].outcome, r.results[0].failed_rows) for r in split] == [
+        ("failed", (0, 1)),
+        ("passed", ()),
+        ("failed", (0,)),
+    ]
+    assert split[2].results[0].unexpected_examples == ("dddd",)
+    assert [r.results[0].element_count for r in split] == [2, 1, 2]
+
+
+def test_many_one_entry_files_load_the_rows_of_one_file_at_a_time(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stats = many_files(seed_folder, tmp_path / "many")
+    monkeypatch.setenv(FAULT_ENV, "p010.txt:raise")
+
+    batched_db = tmp_path / "batched.duckdb"
+    batch = prepare_files(stats, MAX_BYTES)
+    with db.writer(batched_db) as con:
+        batched = load_batch(con, batch, check_batch(batch, set()), RUN, MAX_BYTES)
+
+    single_db = tmp_path / "single.duckdb"
+    single: list[store.FileOutcome] = []
+    vanished: list[tuple[str, str]] = []
+    with db.writer(single_db) as con:
+        for stat in stats:
+            one = prepare_files([stat], MAX_BYTES)
+            vanished += one.vanished
+            single += load_batch(con, one, check_batch(one, set()), RUN, MAX_BYTES)
+
+    assert batch.vanished == vanished == [("p902.txt", GONE)]
+    # The failed file is quarantined after the batch's other files (as in any batch).
+    assert [o.rel for o in batched][-1] == "p010.txt"
+    assert sorted((o.rel, o.status, o.reason, o.new_paper_ids) for o in batched) == sorted(
+        (o.rel, o.status, o.reason, o.new_paper_ids) for o in single
+    )
+    assert Counter(o.status for o in batched) == {"loaded": 54, "duplicate": 3, "quarantined": 2}
+    assert sum(o.new_papers for o in batched) == 53
+    assert sum(o.entries_quarantined for o in batched) == 1  # the HTML entry
+    # By path: the failed file's id is last in the batch, in its place one file at a time.
+    assert _by_path(batched_db) == _by_path(single_db)
+    assert rows(batched_db, "select count(*) from validation_results") == rows(
+        single_db, "select count(*) from validation_results"
+    )
+
+
+def _by_path(database: Path) -> dict[str, list[tuple]]:
+    return {
+        "listing_files": rows(
+            database,
+            "select f.path, f.sha256, f.status, o.path, f.reason, f.entry_count, "
+            "f.entries_loaded, f.entries_quarantined, f.internal_error from listing_files f "
+            "left join listing_files o on o.file_id = f.duplicate_of order by all",
+        ),
+        "papers": rows(
+            database,
+            "select p.paper_id, p.abstract, f.path, p.first_position from papers p "
+            "join listing_files f on f.file_id = p.first_file_id order by all",
+        ),
+        "paper_occurrences": rows(
+            database,
+            "select f.path, o.position, o.line, o.paper_id, o.raw_text "
+            "from paper_occurrences o join listing_files f using (file_id) order by all",
+        ),
+        "validation_results": rows(
+            database,
+            "select f.path, v.suite, v.expectation, v.outcome, v.element_count, "
+            "v.unexpected_count, v.unexpected_examples from validation_results v "
+            "join listing_files f using (file_id) order by all",
+        ),
+        "quarantine": rows(
+            database,
+            "select q.kind, q.path, q.position, q.line, q.reasons from quarantine q order by all",
+        ),
+    }
+
+
+def test_the_validation_frame_is_the_frame_of_its_columns() -> None:
+    stamp = datetime(2026, 11, 25, 10, tzinfo=UTC)
+    columns: dict[str, list[object]] = {
+        "run_id": ["r1", "r1", "r1"],
+        "file_id": [7, 7, 8],
+        "suite": ["papers", "papers", "listing_files"],
+        "expectation": ["a", "b", "c"],
+        "severity": ["critical", "warning", "critical"],
+        "reason": ["empty", "odd", "not UTF-8"],
+        "outcome": ["failed", "passed", "error"],
+        "success": [False, True, False],
+        "element_count": [1, 1, 1],
+        "unexpected_count": [1, 0, 0],
+        "unexpected_examples": [["x", "y"], [], []],
+        "details": [None, None, "KeyError: 'c'"],
+        "validated_at": [stamp, stamp, stamp],
+    }
+    expected = pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA)
+    assert store.validation_frame(columns).equals(expected)
+    assert store.validation_frame(columns)["unexpected_examples"].to_list() == [
+        ["x", "y"],
+        [],
+        [],
+    ]
+    columns["validated_at"] = [stamp, stamp, datetime(2026, 12, 2, 10, tzinfo=UTC)]
+    mixed = store.validation_frame(columns)
+    assert mixed.equals(pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA))
+    assert mixed["validated_at"].n_unique() == 2
+    empty = {name: [] for name in columns}
+    assert store.validation_frame(empty).equals(pl.DataFrame(empty, schema=store.VALIDATION_SCHEMA))
