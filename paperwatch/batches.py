@@ -60,7 +60,6 @@ from paperwatch.store import (
 from paperwatch.trending import store_new_paper_terms
 from paperwatch.validate import (
     ExpectationResult,
-    Outcome,
     SuiteResult,
     unexpected_examples,
     validate_frame,
@@ -228,24 +227,7 @@ def split_results(
                 continue
             failed = tuple(row - span.start for row in original)
             examples = unexpected_examples(frame, r.columns, original) if failed else ()
-            outcome: Outcome = (
-                r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
-            )
-            result = ExpectationResult(
-                suite=r.suite,
-                expectation=r.expectation,
-                severity=r.severity,
-                reason=r.reason,
-                outcome=outcome,
-                element_count=len(span),
-                unexpected_count=len(failed),
-                unexpected_examples=examples,
-                failed_rows=failed,
-                details=r.details,
-                detail_column=r.detail_column,
-                columns=r.columns,
-                exclusive=r.exclusive,
-            )
+            result = r.restricted(len(span), failed, examples)
             if not original:
                 clean[len(span)] = result
             split[part].append(result)

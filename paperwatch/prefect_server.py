@@ -80,15 +80,7 @@ def seed_database(home: Path, template: Path) -> bool:
     target = home / DATABASE_NAME
     if target.exists() or not template.is_file():
         return False
-    partial = home / f".{DATABASE_NAME}.{os.getpid()}.partial"
-    try:
-        _backup(template, partial, live=False)
-        os.replace(partial, target)
-    except (OSError, sqlite3.Error):
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        return False
-    return True
+    return _copy_into_place(template, target, live=False)
 
 
 def keep_template(home: Path, template: Path) -> bool:
@@ -106,11 +98,17 @@ def keep_template(home: Path, template: Path) -> bool:
     source = home / DATABASE_NAME
     if template.exists() or not source.is_file():
         return False
-    partial = template.with_name(f".{template.name}.{os.getpid()}.partial")
+    return _copy_into_place(source, template, live=True)
+
+
+def _copy_into_place(source: Path, target: Path, *, live: bool) -> bool:
+    """Back ``source`` up to a temporary name beside ``target`` (its folder created), then
+    rename it to ``target``; on any failure remove the partial copy and return False."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        template.parent.mkdir(parents=True, exist_ok=True)
-        _backup(source, partial, live=True)
-        os.replace(partial, template)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _backup(source, partial, live=live)
+        os.replace(partial, target)
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             partial.unlink()

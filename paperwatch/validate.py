@@ -28,7 +28,7 @@ import json
 import logging
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +71,24 @@ class ExpectationResult:
     #: (a record with no abstract is "no abstract", not also "empty" and "too short").
     exclusive: bool = False
 
+    def restricted(
+        self, element_count: int, failed: tuple[int, ...], examples: tuple[str, ...]
+    ) -> ExpectationResult:
+        """This result over a part of the rows: ``element_count`` rows, of which
+        ``failed`` (indices within the part) failed, with ``examples``. An ``error``
+        stays an error; otherwise the part failed exactly when some row of it did."""
+        outcome: Outcome = (
+            self.outcome if self.outcome == "error" else ("failed" if failed else "passed")
+        )
+        return replace(
+            self,
+            outcome=outcome,
+            element_count=element_count,
+            unexpected_count=len(failed),
+            unexpected_examples=examples,
+            failed_rows=failed,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SuiteResult:
@@ -102,26 +120,7 @@ class SuiteResult:
             examples = r.unexpected_examples if failed else ()
             if frame is not None and failed:
                 examples = unexpected_examples(frame, r.columns, original)
-            outcome: Outcome = (
-                r.outcome if r.outcome == "error" else ("failed" if failed else "passed")
-            )
-            restricted.append(
-                ExpectationResult(
-                    suite=r.suite,
-                    expectation=r.expectation,
-                    severity=r.severity,
-                    reason=r.reason,
-                    outcome=outcome,
-                    element_count=len(rows),
-                    unexpected_count=len(failed),
-                    unexpected_examples=examples,
-                    failed_rows=failed,
-                    details=r.details,
-                    detail_column=r.detail_column,
-                    columns=r.columns,
-                    exclusive=r.exclusive,
-                )
-            )
+            restricted.append(r.restricted(len(rows), failed, examples))
         return SuiteResult(self.suite, tuple(restricted))
 
 
