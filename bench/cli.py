@@ -187,6 +187,8 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
     for r in range(repeat):
         db_dir = work / f"db-{size}"
         watch_dir = work / f"watch-{size}"
+        database = str(db_dir / "paperwatch.duckdb")
+        ingest = [pw, "ingest", "--folder", str(corpus), "--database", database, "--as-of", as_of]
         for case in cases:
             until = None
             env: dict[str, str] | None = None
@@ -207,42 +209,15 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
                 ]
             elif case == "ingest":
                 shutil.rmtree(db_dir, ignore_errors=True)
-                command = [
-                    pw,
-                    "ingest",
-                    "--folder",
-                    str(corpus),
-                    "--database",
-                    str(db_dir / "paperwatch.duckdb"),
-                    "--as-of",
-                    as_of,
-                ]
+                command = ingest
             elif case == "ingest-cold":
                 shutil.rmtree(db_dir, ignore_errors=True)
                 cold = work / f"cold-cache-{size}"
                 shutil.rmtree(cold, ignore_errors=True)
                 env = {**os.environ, "XDG_CACHE_HOME": str(cold)}
-                command = [
-                    pw,
-                    "ingest",
-                    "--folder",
-                    str(corpus),
-                    "--database",
-                    str(db_dir / "paperwatch.duckdb"),
-                    "--as-of",
-                    as_of,
-                ]
+                command = ingest
             elif case == "ingest-again":
-                command = [
-                    pw,
-                    "ingest",
-                    "--folder",
-                    str(corpus),
-                    "--database",
-                    str(db_dir / "paperwatch.duckdb"),
-                    "--as-of",
-                    as_of,
-                ]
+                command = ingest
             elif case == "report":
                 command = [
                     pw,
