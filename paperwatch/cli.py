@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from paperwatch.prefect_server import TemporaryServer, template_path, warm_imports
-
 if TYPE_CHECKING:
+    from paperwatch.prefect_server import TemporaryServer
     from paperwatch.report import WrittenReport
 
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
@@ -478,6 +477,8 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
     """
     import signal
 
+    from paperwatch.prefect_server import warm_imports
+
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         early = _start_early_server(home)
@@ -506,6 +507,8 @@ def _start_early_server(home: Path | None) -> TemporaryServer | None:
     import atexit
     import importlib.metadata
     import sys
+
+    from paperwatch.prefect_server import TemporaryServer, template_path
 
     if home is None or "PREFECT_API_URL" in os.environ or "prefect" in sys.modules:
         return None

@@ -57,15 +57,6 @@ def template_path(prefect_version: str) -> Path:
     return cache_dir() / f"prefect-{safe}.db"
 
 
-def uses_default_database(home: Path, connection_url: str) -> bool:
-    """True when Prefect's database is the default SQLite file of ``home`` (the only case
-    a template is used for: a user-chosen database is left to Prefect)."""
-    return connection_url in (
-        f"sqlite+aiosqlite:///{home}/{DATABASE_NAME}",
-        f"sqlite+aiosqlite:///{home.resolve()}/{DATABASE_NAME}",
-    )
-
-
 def seed_database(home: Path, template: Path) -> bool:
     """Copy ``template`` to ``home/prefect.db`` when the home has no database yet.
 
