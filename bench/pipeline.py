@@ -69,6 +69,7 @@ from paperwatch.batches import (  # noqa: E402
     check_batch,
     default_workers,
     load_batch,
+    new_paper_signatures,
     plan_batches,
     prepare_batch,
     prepare_pool,
@@ -233,19 +234,24 @@ def run_paperwatch(
                 record_ignored(con, list(scan.ignored), run)
             changed = select_changed(scan.files, known)
         summary.files_seen = len(scan.files)
-        batches = plan_batches(changed, settings.batch_files, settings.batch_bytes)
         pending = sum(f.size for f in changed)
         session = bulk_session(database, settings.lock_timeout_s, pending)
         session.__enter__()
+        dedup = settings.dedup
         try:
             with prepare_pool(workers, pending, settings.prepare_memory_limit_bytes) as pool:
-                future = reader.submit(prepare_batch, batches[0], settings.max_file_bytes, pool)
+                batches = plan_batches(
+                    changed, settings.batch_files, settings.batch_bytes, ramp=pool is not None
+                )
+                future = reader.submit(
+                    prepare_batch, batches[0], settings.max_file_bytes, pool, dedup
+                )
                 for index in range(len(batches)):
                     with timings.stage("prepare (wait)"):
                         read = future.result()
                     if index + 1 < len(batches):
                         future = reader.submit(
-                            prepare_batch, batches[index + 1], settings.max_file_bytes, pool
+                            prepare_batch, batches[index + 1], settings.max_file_bytes, pool, dedup
                         )
                     with timings.stage("validate"):
                         checked = check_batch(read, numbers)
@@ -262,12 +268,13 @@ def run_paperwatch(
                     numbers |= {
                         f.sequence_number for f in read.prepared if f.sequence_number is not None
                     }
+                    signatures = new_paper_signatures(read, outcomes)
                     del read, checked
                     if new:
                         with timings.stage("near-duplicates"):
                             with db.writer(database, settings.lock_timeout_s) as con:
                                 summary.near_duplicates += update_near_duplicates(
-                                    con, settings, moment
+                                    con, settings, moment, signatures
                                 )
 
             if summary.new_papers:

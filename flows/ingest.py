@@ -34,6 +34,7 @@ from paperwatch.batches import (
     default_workers,
     load_batch,
     merge_batches,
+    new_paper_signatures,
     plan_batches,
     prepare_batch,
     prepare_isolated,
@@ -50,7 +51,7 @@ from paperwatch.ingest import (
     scan_folder,
     select_changed,
 )
-from paperwatch.settings import Settings, load_settings
+from paperwatch.settings import DedupSettings, Settings, load_settings
 from paperwatch.store import (
     FileOutcome,
     IngestSummary,
@@ -153,11 +154,14 @@ def recognise_known_files(
 
 @task(name="read-listing-files", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def read_listing_files(
-    batch: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
+    batch: Sequence[ListingFileStat],
+    max_bytes: int,
+    pool: Executor | None = None,
+    dedup: DedupSettings | None = None,
 ) -> PreparedBatch:
-    """Read, hash, parse and clean a batch of files, in ``pool``'s processes when given
-    (a file that vanished is reported, not fatal)."""
-    return prepare_batch(batch, max_bytes, pool)
+    """Read, hash, parse and clean a batch of files, and MinHash their abstracts, in
+    ``pool``'s processes when given (a file that vanished is reported, not fatal)."""
+    return prepare_batch(batch, max_bytes, pool, dedup)
 
 
 @task(name="validate-listing-files", cache_policy=NO_CACHE)
@@ -241,22 +245,32 @@ class _Stage:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
+    @property
+    def overlaps(self) -> bool:
+        """Batches are prepared in other processes while this one loads the one before."""
+        return self.dask is not None or self.pool is not None
+
     def read(self, batch: Sequence[ListingFileStat]) -> list[_Reading]:
         """Start reading a batch; :meth:`collect` merges the parts into its
         :class:`PreparedBatch`."""
-        max_bytes = self.settings.max_file_bytes
+        max_bytes, dedup = self.settings.max_file_bytes, self.settings.dedup
         if self.dask is not None:
             return [
                 (
                     chunk,
-                    self.dask.submit(read_listing_files, {"batch": chunk, "max_bytes": max_bytes}),
+                    self.dask.submit(
+                        read_listing_files,
+                        {"batch": chunk, "max_bytes": max_bytes, "dedup": dedup},
+                    ),
                 )
                 for chunk in split_evenly(batch, self.workers)
             ]
         return [
             (
                 list(batch),
-                read_listing_files.submit(_whole(list(batch)), max_bytes, _whole(self.pool)),
+                read_listing_files.submit(
+                    _whole(list(batch)), max_bytes, _whole(self.pool), _whole(dedup)
+                ),
             )
         ]
 
@@ -277,6 +291,7 @@ class _Stage:
                         self.settings.max_file_bytes,
                         self.settings.prepare_memory_limit_bytes,
                         self.settings.prepare_timeout_s,
+                        self.settings.dedup,
                     )
                 )
         return merge_batches(parts)
@@ -299,10 +314,13 @@ def extract_paper_terms(settings: Settings) -> int:
 
 
 @task(name="find-near-duplicates", cache_policy=NO_CACHE)
-def find_near_duplicates(settings: Settings, run: RunContext) -> int:
-    """Sketch the new papers (MinHash) and record their near-duplicates against all earlier ones."""
+def find_near_duplicates(
+    settings: Settings, run: RunContext, signatures: dict[str, Any] | None = None
+) -> int:
+    """Sketch the new papers (MinHash; ``signatures`` computed by the preparation workers,
+    by paper id) and record their near-duplicates against all earlier ones."""
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        return update_near_duplicates(con, settings, run.as_of)
+        return update_near_duplicates(con, settings, run.as_of, signatures)
 
 
 @task(name="publish-quality-artifacts", cache_policy=NO_CACHE)
@@ -392,12 +410,14 @@ def ingest_listings(
             )
         done = 0
         started = time.monotonic()
-        batches = plan_batches(changed, settings.batch_files, settings.batch_bytes)
         pending_bytes = sum(f.size for f in changed)
         with (
             bulk_session(settings.database, settings.lock_timeout_s, pending_bytes),
             _Stage(settings, pending_bytes) as stage,
         ):
+            batches = plan_batches(
+                changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
+            )
             pending_read = stage.read(batches[0]) if batches else []
             for number, batch in enumerate(batches):
                 read = stage.collect(pending_read)
@@ -407,16 +427,21 @@ def ingest_listings(
                     logger.warning("%s: %s", rel, reason)
                     summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
                 checked = stage.validate(read, numbers)
+                outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
                 new_papers = 0
-                for outcome in load_listing_files(settings, _whole(read), _whole(checked), run):
+                for outcome in outcomes:
                     summary.add(outcome)
                     new_papers += outcome.new_papers
                 numbers |= {
                     f.sequence_number for f in read.prepared if f.sequence_number is not None
                 }
+                signatures = new_paper_signatures(read, outcomes)
                 del read, checked
                 if new_papers:  # per batch: memory stays bounded, the pairs are the same
-                    summary.near_duplicates += find_near_duplicates(settings, run)
+                    summary.near_duplicates += find_near_duplicates(
+                        settings, run, _whole(signatures)
+                    )
+                del signatures
                 done += len(batch)
                 logger.info(
                     "progress: %d/%d files, %d entries, %d new papers, %d near-duplicate pairs (%.0f s)",

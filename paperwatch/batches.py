@@ -31,8 +31,10 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
+import numpy as np
 import polars as pl
 
 from paperwatch import db
@@ -74,6 +76,9 @@ from paperwatch.workers import (
     timeout_summary,
 )
 
+if TYPE_CHECKING:
+    from paperwatch.settings import DedupSettings
+
 __all__ = [
     "TERMS_SCHEMA",
     "CheckedBatch",
@@ -84,6 +89,7 @@ __all__ = [
     "check_batch",
     "load_batch",
     "merge_batches",
+    "new_paper_signatures",
     "plan_batches",
     "prepare_batch",
     "prepare_files",
@@ -234,29 +240,63 @@ def split_results(
     return [SuiteResult(suite.suite, tuple(results)) for results in split]
 
 
+#: With ``ramp`` (:func:`plan_batches`), the first batches get at most ``max_bytes`` over
+#: these divisors, in order, and the last two at most ``max_bytes`` over :data:`RAMP_TAIL`
+#: (last batch first). Batches overlap: the workers prepare one while this process
+#: validates and loads the one before, so the first batch's preparation and the last
+#: batch's loading are the parts nothing overlaps. Small end batches shorten both, for a
+#: few more Great Expectations runs (about 0.4 s each): 100,000 abstracts in 1.4 MB files
+#: are 9 batches instead of 5 (``bench/cli.py``, bench/RESULTS.md).
+RAMP_HEAD = (8, 4, 2)
+RAMP_TAIL = (8, 4)
+
+
 def plan_batches(
-    files: Sequence[ListingFileStat], max_files: int, max_bytes: int
+    files: Sequence[ListingFileStat], max_files: int, max_bytes: int, ramp: bool = False
 ) -> list[list[ListingFileStat]]:
     """Cut ``files`` (in order) into batches of at most ``max_files`` files and ``max_bytes``
     bytes (by ``stat.size``); a single file larger than ``max_bytes`` is a batch of its own.
+
+    With ``ramp`` (a run whose batches are prepared in other processes while this one
+    loads), the first batches are smaller (:data:`RAMP_HEAD`), and so are the last two
+    when the files hold more than two full batches (:data:`RAMP_TAIL`). Every batch
+    still holds at least one file; the files keep their order.
 
     Raises:
         ValueError: ``max_files`` or ``max_bytes`` is below 1.
     """
     if max_files < 1 or max_bytes < 1:
         raise ValueError("max_files and max_bytes must be at least 1")
+    files = list(files)
+    tail: list[list[ListingFileStat]] = []
+    if ramp and sum(stat.size for stat in files) > 2 * max_bytes:
+        end = len(files)
+        for divisor in RAMP_TAIL:
+            limit, start, size = max(1, max_bytes // divisor), end, 0
+            while (
+                start > 1
+                and end - start < max_files
+                and (start == end or size + files[start - 1].size <= limit)
+            ):
+                start -= 1
+                size += files[start].size
+            tail.insert(0, files[start:end])
+            end = start
+        files = files[:end]
+    head = [max(1, max_bytes // divisor) for divisor in RAMP_HEAD] if ramp else []
     batches: list[list[ListingFileStat]] = []
     current: list[ListingFileStat] = []
     size = 0
     for stat in files:
-        if current and (len(current) >= max_files or size + stat.size > max_bytes):
+        limit = head[len(batches)] if len(batches) < len(head) else max_bytes
+        if current and (len(current) >= max_files or size + stat.size > limit):
             batches.append(current)
             current, size = [], 0
         current.append(stat)
         size += stat.size
     if current:
         batches.append(current)
-    return batches
+    return batches + tail
 
 
 def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[ListingFileStat]]:
@@ -275,7 +315,11 @@ def split_evenly(items: Sequence[ListingFileStat], parts: int) -> list[list[List
 
 
 def prepare_isolated(
-    stats: Sequence[ListingFileStat], max_bytes: int, memory_limit: int = 0, timeout_s: float = 0.0
+    stats: Sequence[ListingFileStat],
+    max_bytes: int,
+    memory_limit: int = 0,
+    timeout_s: float = 0.0,
+    dedup: DedupSettings | None = None,
 ) -> PreparedBatch:
     """Prepare ``stats`` one file at a time in a process of their own
     (:class:`~paperwatch.workers.IsolatedWorker`, under the memory ceiling): a file during
@@ -288,6 +332,8 @@ def prepare_isolated(
         memory_limit: ``Settings.prepare_memory_limit_bytes`` (0: no ceiling).
         timeout_s: ``Settings.prepare_timeout_s``: a file still being prepared after this
             many seconds has its process killed and goes to ``failed`` (0: no limit).
+        dedup: ``Settings.dedup`` to compute the abstracts' MinHash signatures too
+            (:func:`prepare_files`), or None.
 
     Returns:
         The files prepared, in order, as :func:`prepare_files` would.
@@ -297,7 +343,7 @@ def prepare_isolated(
     try:
         for stat in stats:
             if worker is None:
-                worker = IsolatedWorker(prepare_files, (max_bytes,), memory_limit, timeout_s)
+                worker = IsolatedWorker(prepare_files, (max_bytes, dedup), memory_limit, timeout_s)
             try:
                 parts.append(worker.run(stat))
             except WorkerDied as died:
@@ -385,7 +431,10 @@ class PreparePool(Executor):
 
 
 def prepare_batch(
-    stats: Sequence[ListingFileStat], max_bytes: int, pool: Executor | None = None
+    stats: Sequence[ListingFileStat],
+    max_bytes: int,
+    pool: Executor | None = None,
+    dedup: DedupSettings | None = None,
 ) -> PreparedBatch:
     """Read, hash, parse and clean a batch of files, in parallel when ``pool`` is given.
 
@@ -404,13 +453,15 @@ def prepare_batch(
             broke because another worker died) are prepared again one by one in a
             process of their own (:func:`prepare_isolated`), which finds the file that
             killed it.
+        dedup: ``Settings.dedup`` to compute the abstracts' MinHash signatures where
+            they are cleaned (:attr:`PreparedBatch.signatures`), or None.
 
     Returns:
         A :class:`PreparedBatch` in the order of ``stats`` (minus vanished and failed
         files); identical with or without a pool.
     """
     if pool is None:
-        return prepare_files(stats, max_bytes)
+        return prepare_files(stats, max_bytes, dedup)
     workers: int = getattr(pool, "workers", 0) or getattr(pool, "_max_workers", 2)
     memory_limit = getattr(pool, "memory_limit", 0)
     timeout_s = float(getattr(pool, "timeout_s", 0.0))
@@ -418,7 +469,7 @@ def prepare_batch(
     futures: list[Future[PreparedBatch] | None] = []
     for chunk in chunks:
         try:
-            futures.append(pool.submit(prepare_files, chunk, max_bytes))
+            futures.append(pool.submit(prepare_files, chunk, max_bytes, dedup))
         except BrokenProcessPool:
             futures.append(None)
     parts = []
@@ -428,7 +479,7 @@ def prepare_batch(
                 raise BrokenProcessPool("the pool broke before the chunk was submitted")
             parts.append(_result_in_time(pool, future))
         except Exception:  # BrokenProcessPool, too slow, or a result that could not be sent back
-            parts.append(prepare_isolated(chunk, max_bytes, memory_limit, timeout_s))
+            parts.append(prepare_isolated(chunk, max_bytes, memory_limit, timeout_s, dedup))
     return merge_batches(parts)
 
 
@@ -536,6 +587,34 @@ def store_batch_terms(
         "paper_id", "term", "n", "first_seen_week"
     )
     return store_new_paper_terms(con, papers.select("paper_id", "first_seen_week"), terms)
+
+
+def new_paper_signatures(
+    batch: PreparedBatch, outcomes: Iterable[FileOutcome]
+) -> dict[str, np.ndarray]:
+    """The MinHash signatures the batch's workers computed for the papers it added.
+
+    Args:
+        batch: with :attr:`PreparedBatch.signatures` (by abstract key; empty when they
+            were not computed).
+        outcomes: from :func:`load_batch`; their ``new_paper_ids`` and ``new_paper_keys``
+            (the key of the abstract each new paper was stored with).
+
+    Returns:
+        ``{paper id: uint32 signature of shape (num_perm,)}`` for the new papers whose
+        abstract has a signature (the ``signatures`` argument of
+        :func:`paperwatch.dedup.update_near_duplicates`).
+    """
+    ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+    if not ids or not batch.signatures.height:
+        return {}
+    keys = [key for outcome in outcomes for key in outcome.new_paper_keys]
+    papers = pl.DataFrame({"paper_id": ids, "key": keys})
+    found = papers.join(batch.signatures, on="key", how="inner")
+    if not found.height:
+        return {}
+    matrix = found["signature"].to_numpy()
+    return dict(zip(found["paper_id"].to_list(), matrix, strict=True))
 
 
 def load_batch(

@@ -504,30 +504,90 @@ class NearDuplicate:
 
 @dataclass(frozen=True, slots=True)
 class Sketch:
-    """MinHash sketch of a batch: ids, uint32 signatures (n, num_perm), uint64 band keys (n, b)."""
+    """MinHash sketch of a batch: ids, uint32 signatures (n, num_perm), uint64 band keys (n, b).
+
+    ``shingles`` holds the shingle hashes of the papers ``shingled`` (in that order; None:
+    all of ``paper_ids``): the papers whose signature was computed here rather than given
+    (:func:`sketch_papers`).
+    """
 
     paper_ids: list[str]
     signatures: np.ndarray
     band_keys: np.ndarray
     shingles: ShingleHashes
+    shingled: list[str] | None = None
 
     def bands(self) -> pl.DataFrame:
         """The batch's band keys in the long form of :func:`band_frame`."""
         return band_frame(self.paper_ids, self.band_keys)
 
     def shingle_sets(self, pairs: Iterable[tuple[str, str]]) -> dict[str, np.ndarray]:
-        """Distinct sorted shingle hashes of the batch's papers named in ``pairs``."""
-        index = {pid: i for i, pid in enumerate(self.paper_ids)}
+        """Distinct sorted shingle hashes of the papers named in ``pairs`` that this sketch
+        shingled (:func:`verify_candidates` shingles the others)."""
+        shingled = self.paper_ids if self.shingled is None else self.shingled
+        index = {pid: i for i, pid in enumerate(shingled)}
         wanted = {pid for pair in pairs for pid in pair if pid in index}
         return {pid: self.shingles.set_of(index[pid]) for pid in sorted(wanted)}
 
 
-def sketch_papers(papers: Sequence[PaperText], dedup: DedupSettings) -> Sketch:
-    """Shingle-hash, MinHash and band a batch of papers (settings: ``Settings.dedup``)."""
-    hashes = shingle_hash_sets([p.abstract for p in papers], dedup.word_shingle, dedup.char_shingle)
-    signatures = minhash_signatures(hashes, dedup.num_perm)
+def abstract_signatures(texts: Sequence[str], dedup: DedupSettings) -> np.ndarray:
+    """MinHash signatures of clean abstracts, as :func:`sketch_papers` computes them.
+
+    Args:
+        texts: clean abstracts.
+        dedup: ``Settings.dedup`` (shingle sizes, ``num_perm``).
+
+    Returns:
+        uint32 array of shape (len(texts), num_perm): :func:`minhash_signatures` of
+        :func:`shingle_hash_sets`. A signature depends only on the text and these
+        settings, so it can be computed where the abstract was cleaned (a preparation
+        worker) and given to :func:`update_near_duplicates`.
+    """
+    hashes = shingle_hash_sets(texts, dedup.word_shingle, dedup.char_shingle)
+    return minhash_signatures(hashes, dedup.num_perm)
+
+
+def sketch_papers(
+    papers: Sequence[PaperText],
+    dedup: DedupSettings,
+    signatures: Mapping[str, np.ndarray] | None = None,
+) -> Sketch:
+    """Shingle-hash, MinHash and band a batch of papers (settings: ``Settings.dedup``).
+
+    Args:
+        papers: the papers, in the order of the sketch's rows.
+        dedup: ``Settings.dedup``.
+        signatures: signatures computed elsewhere (:func:`abstract_signatures` of the
+            same abstract and settings), by paper id; papers not in it are shingled and
+            MinHashed here. The sketch is the same either way.
+
+    Raises:
+        ValueError: a given signature does not have ``dedup.num_perm`` values.
+    """
+    given = signatures or {}
+    todo = [p for p in papers if p.paper_id not in given]
+    hashes = shingle_hash_sets([p.abstract for p in todo], dedup.word_shingle, dedup.char_shingle)
+    computed = minhash_signatures(hashes, dedup.num_perm)
+    ids = [p.paper_id for p in papers]
+    if len(todo) == len(papers):
+        matrix, shingled = computed, None
+    else:
+        matrix = np.empty((len(papers), dedup.num_perm), np.uint32)
+        row = 0
+        for i, pid in enumerate(ids):
+            known = given.get(pid)
+            if known is None:
+                matrix[i] = computed[row]
+                row += 1
+            elif known.shape != (dedup.num_perm,):
+                raise ValueError(
+                    f"signature of {pid} has shape {known.shape}, not ({dedup.num_perm},)"
+                )
+            else:
+                matrix[i] = known
+        shingled = [p.paper_id for p in todo]
     params = lsh_params(dedup.num_perm, dedup.threshold)
-    return Sketch([p.paper_id for p in papers], signatures, band_keys(signatures, params), hashes)
+    return Sketch(ids, matrix, band_keys(matrix, params), hashes, shingled)
 
 
 def _older_first(a: PaperText, b: PaperText) -> tuple[PaperText, PaperText]:
@@ -808,7 +868,10 @@ def _store_pairs_db(
 
 
 def update_near_duplicates(
-    con: duckdb.DuckDBPyConnection, settings: Settings, detected_at: datetime
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    detected_at: datetime,
+    signatures: Mapping[str, np.ndarray] | None = None,
 ) -> int:
     """Sketch papers that have no signature yet, and record their near-duplicates.
 
@@ -828,6 +891,10 @@ def update_near_duplicates(
         con: a read-write connection with the schema applied.
         settings: uses ``settings.dedup``.
         detected_at: timezone-aware time of this run (the run's clock).
+        signatures: MinHash signatures already computed for some of the papers to
+            sketch (:func:`abstract_signatures` of their stored abstract, e.g. by the
+            preparation workers: :func:`paperwatch.batches.new_paper_signatures`), by
+            paper id; the other papers are sketched here. The rows written are the same.
 
     Returns:
         The number of near_duplicates rows inserted.
@@ -845,7 +912,7 @@ def update_near_duplicates(
         batch, rebuild = _papers_to_sketch_db(con, scheme)
         inserted = 0
         if batch:
-            sketch = sketch_papers(batch, dedup)
+            sketch = sketch_papers(batch, dedup, signatures)
             _store_sketch_db(con, sketch, scheme, detected_at)
             pairs = _candidates_db(con, sketch)
             ids = {pid for pair in pairs for pid in pair}

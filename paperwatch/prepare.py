@@ -10,7 +10,9 @@ whole pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 from polars.exceptions import PanicException
@@ -33,6 +35,9 @@ from paperwatch.workers import (
     internal_error_reason,
 )
 
+if TYPE_CHECKING:
+    from paperwatch.settings import DedupSettings
+
 #: Columns of :attr:`PreparedBatch.terms`.
 TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "key": pl.String,
@@ -41,17 +46,48 @@ TERMS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
-    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
+#: Columns of :attr:`PreparedBatch.signatures` when it has no rows (with rows,
+#: ``signature`` is an ``Array(UInt32, num_perm)``).
+SIGNATURES_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "key": pl.String,
+    "signature": pl.List(pl.UInt32),
+}
+
+
+def batch_texts(prepared: Iterable[PreparedFile]) -> dict[str, str]:
+    """The distinct clean abstracts of ``prepared`` by :func:`abstract_key`, first seen first."""
     texts: dict[str, str] = {}
     for file in prepared:
         for entry in file.entries:
             if entry.clean is not None:
                 texts.setdefault(abstract_key(entry.clean.abstract), entry.clean.abstract)
+    return texts
+
+
+def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
+    """Terms of the distinct clean abstracts of ``prepared`` (columns of ``TERMS_SCHEMA``)."""
+    texts = batch_texts(prepared)
     if not texts:
         return pl.DataFrame(schema=TERMS_SCHEMA)
     papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
     return extract_terms(papers).rename({"paper_id": "key"})
+
+
+def batch_signatures(texts: dict[str, str], dedup: DedupSettings) -> pl.DataFrame:
+    """MinHash signatures of ``texts`` (``{abstract_key: clean abstract}``, from
+    :func:`batch_texts`): columns ``key`` and ``signature`` (``Array(UInt32,
+    dedup.num_perm)``: :func:`paperwatch.dedup.abstract_signatures`), one row per text."""
+    from paperwatch.dedup import abstract_signatures  # numpy, rensa: only where sketching
+
+    if not texts:
+        return pl.DataFrame(schema=SIGNATURES_SCHEMA)
+    matrix = abstract_signatures(list(texts.values()), dedup)
+    return pl.DataFrame(
+        {
+            "key": list(texts),
+            "signature": pl.Series(matrix, dtype=pl.Array(pl.UInt32, dedup.num_perm)),
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +127,14 @@ class PreparedBatch:
             the key in place of the paper id (a paper's terms depend only on its text).
         failed: files whose preparation raised or killed the worker, with the reason; not
             in ``prepared``. They are quarantined whole.
+        signatures: MinHash signatures of the distinct clean abstracts, computed where
+            the files were prepared when asked (:func:`batch_signatures`; no rows
+            otherwise, or when computing them raised): columns ``key`` and
+            ``signature``. A cache for :func:`paperwatch.dedup.update_near_duplicates`,
+            which sketches any paper without one itself.
     """
 
-    __slots__ = ("entries", "failed", "prepared", "terms", "vanished")
+    __slots__ = ("entries", "failed", "prepared", "signatures", "terms", "vanished")
 
     def __init__(
         self,
@@ -102,12 +143,16 @@ class PreparedBatch:
         vanished: list[tuple[str, str]] | None = None,
         terms: pl.DataFrame | None = None,
         failed: list[PrepareFailure] | None = None,
+        signatures: pl.DataFrame | None = None,
     ) -> None:
         self.prepared: list[PreparedFile] = [] if prepared is None else prepared
         self.entries: pl.DataFrame = _no_entries() if entries is None else entries
         self.vanished: list[tuple[str, str]] = [] if vanished is None else vanished
         self.terms: pl.DataFrame = pl.DataFrame(schema=TERMS_SCHEMA) if terms is None else terms
         self.failed: list[PrepareFailure] = [] if failed is None else failed
+        self.signatures: pl.DataFrame = (
+            pl.DataFrame(schema=SIGNATURES_SCHEMA) if signatures is None else signatures
+        )
 
     def __repr__(self) -> str:
         return (
@@ -192,16 +237,21 @@ def _entries_of(
     return (pl.concat(frames, how="vertical") if frames else _no_entries()), failed
 
 
-def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedBatch:
+def prepare_files(
+    stats: Sequence[ListingFileStat], max_bytes: int, dedup: DedupSettings | None = None
+) -> PreparedBatch:
     """Read, hash, parse and clean ``stats`` in this process (see :func:`prepare_batch`).
 
     The ``papers`` suite's rows of all the files are built at the end as one frame
-    (:attr:`PreparedBatch.entries`): per file, only reading, parsing and cleaning.
+    (:attr:`PreparedBatch.entries`): per file, only reading, parsing and cleaning. With
+    ``dedup`` (``Settings.dedup``), the MinHash signatures of the abstracts are computed
+    too (:attr:`PreparedBatch.signatures`), so the process that loads the batch does not.
 
     An exception (or a Polars panic) while preparing a file, building its suite rows or
     extracting its terms puts that file in :attr:`PreparedBatch.failed` with the reason;
-    the other files are prepared. Raises only what reading raises besides a vanished file
-    (``OSError``), and ``KeyboardInterrupt``.
+    the other files are prepared. One while computing signatures leaves the batch without
+    them (they are computed when the papers are sketched). Raises only what reading
+    raises besides a vanished file (``OSError``), and ``KeyboardInterrupt``.
     """
     prepared: list[tuple[int, PreparedFile]] = []
     failed: list[tuple[int, PrepareFailure]] = []
@@ -225,10 +275,14 @@ def prepare_files(stats: Sequence[ListingFileStat], max_bytes: int) -> PreparedB
         dropped = {index for index, _ in unbuilt}
         prepared = [(i, f) for i, f in prepared if i not in dropped]
         failed = sorted(failed + unbuilt, key=lambda item: item[0])
-    batch = PreparedBatch(
-        [f for _, f in prepared], entries, vanished, failed=[f for _, f in failed]
+    batch = _contained_terms(
+        PreparedBatch([f for _, f in prepared], entries, vanished, failed=[f for _, f in failed])
     )
-    return _contained_terms(batch)
+    if dedup is not None:
+        # A cache: when it cannot be computed, the papers are sketched where they are loaded.
+        with suppress(Exception, PanicException):
+            batch.signatures = batch_signatures(batch_texts(batch.prepared), dedup)
+    return batch
 
 
 def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
@@ -237,11 +291,14 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
     merged = PreparedBatch()
     entries: list[pl.DataFrame] = []
     terms: list[pl.DataFrame] = []
+    signatures: list[pl.DataFrame] = []
     seen: set[str] = set()
     for part in parts:
         merged.prepared.extend(part.prepared)
         if part.entries.height:
             entries.append(part.entries)
+        if part.signatures.height:
+            signatures.append(part.signatures)
         merged.vanished.extend(part.vanished)
         merged.failed.extend(part.failed)
         keys = set(part.terms["key"].unique().to_list())
@@ -258,4 +315,15 @@ def merge_batches(parts: Iterable[PreparedBatch]) -> PreparedBatch:
         merged.vanished,
         pl.concat(terms, how="vertical"),
         merged.failed,
+        _merged_signatures(signatures),
     )
+
+
+def _merged_signatures(parts: list[pl.DataFrame]) -> pl.DataFrame | None:
+    """The parts' signatures, each key once (parts computed with other settings, which
+    cannot happen within a run, are left out rather than mixed)."""
+    if not parts:
+        return None
+    width = parts[0].schema["signature"]
+    kept = [part for part in parts if part.schema["signature"] == width]
+    return pl.concat(kept, how="vertical").unique("key", keep="first", maintain_order=True)

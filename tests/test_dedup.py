@@ -20,12 +20,14 @@ from paperwatch.dedup import (
     METHOD,
     NearDuplicate,
     PaperText,
+    abstract_signatures,
     find_near_duplicates,
     jaccard,
     lsh_params,
     shingle_hash_sets,
     shingles,
     signature_scheme,
+    sketch_papers,
     tokenize,
     update_near_duplicates,
     word_diff,
@@ -579,3 +581,53 @@ def test_duplicates_by_week_and_report_query(tmp_path: Path) -> None:
     assert [(o["file"], o["position"]) for o in near["original_occurrences"]] == [("000_a.txt", 1)]
     diff = word_diff(near["original_abstract"], near["abstract"])
     assert [op for op, _ in diff] == ["equal", "delete", "insert", "equal"]
+
+
+def test_given_signatures_make_the_same_tables_as_sketching_here(tmp_path: Path) -> None:
+    """Signatures computed elsewhere (the preparation workers) for some papers: the stored
+    signatures, band keys and pairs are those of sketching every paper here."""
+    english, _ = english_set()
+    chinese, _ = chinese_set()
+    papers = english + chinese
+    settings = Settings()
+    given_to = papers[::2]  # half the papers come with a signature
+    computed = abstract_signatures([p.abstract for p in given_to], settings.dedup)
+    assert computed.shape == (len(given_to), 128) and computed.dtype == np.uint32
+    given = {p.paper_id: computed[i] for i, p in enumerate(given_to)}
+
+    def tables(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[object, ...]], ...]:
+        return (
+            near_rows(con),
+            con.execute("select paper_id, signature from paper_minhash order by 1").fetchall(),
+            con.execute(
+                "select band, band_key, paper_id from paper_lsh_bands order by all"
+            ).fetchall(),
+        )
+
+    with db.writer(tmp_path / "given.duckdb") as con:
+        insert_papers(con, papers)
+        n_given = update_near_duplicates(con, settings, T0, given)
+        with_given = tables(con)
+    with db.writer(tmp_path / "here.duckdb") as con:
+        insert_papers(con, papers)
+        n_here = update_near_duplicates(con, settings, T0)
+        here = tables(con)
+    assert n_given == n_here == 79 + 84
+    assert with_given == here
+    assert len(here[1]) == len(papers) and len(here[2]) == len(papers) * 21
+
+
+def test_sketch_with_given_signatures_shingles_only_the_others() -> None:
+    papers, _ = english_set()
+    dedup = DedupSettings()
+    whole = sketch_papers(papers, dedup)
+    given = {papers[0].paper_id: whole.signatures[0], papers[2].paper_id: whole.signatures[2]}
+    partial = sketch_papers(papers, dedup, given)
+    assert np.array_equal(partial.signatures, whole.signatures)
+    assert np.array_equal(partial.band_keys, whole.band_keys)
+    assert partial.shingled == [p.paper_id for i, p in enumerate(papers) if i not in (0, 2)]
+    pairs = [(papers[0].paper_id, papers[1].paper_id)]
+    assert list(partial.shingle_sets(pairs)) == [papers[1].paper_id]
+    assert list(whole.shingle_sets(pairs)) == sorted([papers[0].paper_id, papers[1].paper_id])
+    with pytest.raises(ValueError, match="shape"):
+        sketch_papers(papers, dedup, {papers[0].paper_id: whole.signatures[0][:64]})

@@ -278,3 +278,45 @@ def test_the_validation_frame_is_the_frame_of_its_columns() -> None:
     assert mixed["validated_at"].n_unique() == 2
     empty = {name: [] for name in columns}
     assert store.validation_frame(empty).equals(pl.DataFrame(empty, schema=store.VALIDATION_SCHEMA))
+
+
+def test_workers_compute_the_signatures_the_loader_would(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool MinHashes each distinct clean abstract once (by abstract key); the new
+    papers of the load get exactly those signatures; a chunk whose signatures cannot be
+    computed loses only the cache, not its files."""
+    from paperwatch.batches import new_paper_signatures
+    from paperwatch.dedup import abstract_signatures
+    from paperwatch.settings import DedupSettings
+    from paperwatch.terms import abstract_key
+
+    stats = many_files(seed_folder, tmp_path / "many")
+    dedup = DedupSettings()
+    pool = PreparePool(2)
+    try:
+        pooled = prepare_batch(stats, MAX_BYTES, pool, dedup)
+    finally:
+        pool.shutdown()
+    texts = prepare.batch_texts(pooled.prepared)
+    assert len(texts) == 55  # 57 entries: 2 repeat an abstract of the seeds
+    assert pooled.signatures["key"].to_list() == list(texts)
+    assert pooled.signatures.schema["signature"] == pl.Array(pl.UInt32, 128)
+    expected = abstract_signatures(list(texts.values()), dedup)
+    assert (pooled.signatures["signature"].to_numpy() == expected).all()
+    assert prepare_batch(stats, MAX_BYTES).signatures.height == 0  # not asked for
+
+    with db.writer(tmp_path / "w.duckdb") as con:
+        outcomes = load_batch(con, pooled, check_batch(pooled, []), RUN, MAX_BYTES)
+        stored = dict(con.execute("select paper_id, abstract from papers").fetchall())
+    given = new_paper_signatures(pooled, outcomes)
+    assert sorted(given) == sorted(stored) and len(given) == 54
+    for pid, signature in given.items():
+        assert (signature == expected[list(texts).index(abstract_key(stored[pid]))]).all()
+
+    def broken(texts: dict[str, str], dedup: DedupSettings) -> pl.DataFrame:
+        raise RuntimeError("no signatures")
+
+    monkeypatch.setattr(prepare, "batch_signatures", broken)
+    alone = prepare_files(stats[:5], MAX_BYTES, dedup)
+    assert len(alone.prepared) == 5 and not alone.failed and alone.signatures.height == 0

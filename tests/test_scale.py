@@ -184,3 +184,20 @@ def test_batches_bound_files_and_bytes() -> None:
         ["4.txt", "5.txt", "6.txt"],
     ]
     assert split_evenly([], 2) == []
+
+
+def test_ramped_batches_are_small_at_both_ends() -> None:
+    files = [_stat(f"{i}.txt", 10) for i in range(40)]
+    plain = plan_batches(files, max_files=100, max_bytes=80)
+    assert [len(b) for b in plain] == [8, 8, 8, 8, 8]
+    ramped = plan_batches(files, max_files=100, max_bytes=80, ramp=True)
+    # head: 80 // 8, 80 // 4, 80 // 2 bytes; tail (last first): 80 // 8, 80 // 4
+    assert [len(b) for b in ramped] == [1, 2, 4, 8, 8, 8, 6, 2, 1]
+    assert [f.rel for b in ramped for f in b] == [f.rel for f in files]
+    # two full batches or less: no small tail, the head still ramps
+    assert [len(b) for b in plan_batches(files[:16], 100, 80, ramp=True)] == [1, 2, 4, 8, 1]
+    # every batch holds a file, even one larger than its limit
+    big = [_stat(f"{i}.big", 500) for i in range(5)]
+    assert [len(b) for b in plan_batches(big, 100, 80, ramp=True)] == [1, 1, 1, 1, 1]
+    # the file limit holds in the tail too
+    assert [len(b) for b in plan_batches(files, 2, 80, ramp=True)] == [1, 2, 2] + [2] * 16 + [2, 1]
