@@ -128,6 +128,11 @@ def is_generic(term: str) -> bool:
     return len(words) == 1 and _zipf(lowered[0]) >= GENERIC_ZIPF
 
 
+def _not_generic(terms: pl.Series) -> list[bool]:
+    """``not is_generic(term)`` for each term of a String Series, in order."""
+    return [not is_generic(term) for term in terms.to_list()]
+
+
 def _common_phrase(term: str) -> bool:
     """A phrase whose every word is a stop word, a generic noun or common in English."""
     words = term.split(" ")
@@ -422,10 +427,11 @@ def score_trending_terms(
         )
     )
     reported = scored.filter(
-        (pl.col("q_value") <= fdr)
-        & ((pl.col("kind") == "falling") | (yi >= min_support))
-        & ~pl.col("term").map_elements(is_generic, return_dtype=pl.Boolean)
+        (pl.col("q_value") <= fdr) & ((pl.col("kind") == "falling") | (yi >= min_support))
     )
+    # The word lists and wordfreq only for the terms that passed the test (a few of the
+    # thousands tested), each looked up once in plain Python (no per-row Polars callback).
+    reported = reported.filter(pl.Series(_not_generic(reported["term"]), dtype=pl.Boolean))
     reported = drop_covered(reported, min_support, n_week, n_baseline, by="kind")
     return rank_trends(reported)
 
@@ -554,19 +560,18 @@ def distinctive_terms(
     rows = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64)).filter(
         pl.col("papers_week") >= support
     )
-    rows = rows.filter(
-        ~pl.col("term").map_elements(is_generic, return_dtype=pl.Boolean)
-        & (
-            pl.col("term").is_in(list(defined))
-            | ~pl.col("term").map_elements(_common_phrase, return_dtype=pl.Boolean)
-        )
-    )
-    rows = drop_covered(rows, min_support, n_week)
-    english = pl.col("term").map_elements(english_frequency, return_dtype=pl.Float64) * 1e6
+    shown = [
+        not is_generic(term) and (term in defined or not _common_phrase(term))
+        for term in rows["term"].to_list()
+    ]
+    rows = drop_covered(rows.filter(pl.Series(shown, dtype=pl.Boolean)), min_support, n_week)
+    frequencies = [english_frequency(term) for term in rows["term"].to_list()]
+    english = pl.col("_english") * 1e6
     focus = pl.col("papers_week") * 1e6 / words
     n = KEYNESS_SMOOTHING
     return (
-        rows.with_columns(
+        rows.with_columns(_english=pl.Series(frequencies, dtype=pl.Float64))
+        .with_columns(
             rate_week=pl.col("papers_week") / n_week,
             log2_ratio=((focus + n) / (english + n)).log(2),
         )
