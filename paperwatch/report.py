@@ -315,7 +315,7 @@ _AUTOESCAPED = ("html", "html.j2")
 
 class TemplateCodeCache(FileSystemBytecodeCache):
     """Jinja2's file-system bytecode cache of the compiled templates, which never fails a
-    report: a folder that cannot be created or written only means compiling again.
+    report: a folder that cannot be created, read or written only means compiling again.
 
     Compiling ``report.html.j2`` and ``report.txt.j2`` costs about 0.15 s of CPU at each
     command; loading their cached code a few milliseconds. Jinja2 keys each entry by the
@@ -323,6 +323,12 @@ class TemplateCodeCache(FileSystemBytecodeCache):
     compiled again; the folder (:func:`template_cache_dir`) is per Jinja2 version and
     compile options.
     """
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()  # unreadable (not a folder, no permission): compile it
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         try:
