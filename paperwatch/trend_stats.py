@@ -535,6 +535,11 @@ def distinctive_terms(
     when the corpus abbreviates it (``defined``: "large language model" for "LLM"), since
     its English frequency can only be guessed from its words.
 
+    The word lists and wordfreq are consulted only for the terms that can reach the list
+    (the most frequent first, until the list's last term beats :func:`keyness_bound` of
+    the terms left, and the longer terms that could cover them): the same rows as ranking
+    every term, for a few hundred lookups instead of thousands in a large week.
+
     Args:
         week_df: columns ``term`` (str), ``papers`` (int).
         n_week: papers of the week, > 0.
@@ -590,10 +595,22 @@ def distinctive_terms(
 
 
 def keyness_bound(papers: int, words_week: int) -> float:
-    """The largest log2 keyness ratio (:func:`distinctive_terms`) a term of ``papers`` papers
-    can have in a week of ``words_week`` words: that of a term wordfreq does not know
-    (English frequency :data:`UNKNOWN_FREQUENCY`, the smallest :func:`english_frequency`
-    gives). Increases with ``papers``."""
+    """The largest log2 keyness ratio (:func:`distinctive_terms`, after Kilgarriff 2009) a
+    term of ``papers`` papers can have in a week of ``words_week`` words: that of a term
+    wordfreq does not know, log2((f_week + N) / (f_English + N)) with f_week = papers per
+    million words and f_English = :data:`UNKNOWN_FREQUENCY` per word (the smallest
+    :func:`english_frequency` gives) times 10⁶, N = :data:`KEYNESS_SMOOTHING`.
+
+    Args:
+        papers: papers of the week with the term (≥ 0).
+        words_week: words of the week's abstracts (> 0).
+
+    Returns:
+        The bound (float, log2 units); it increases with ``papers``.
+
+    Raises:
+        ZeroDivisionError: ``words_week`` is 0.
+    """
     focus = papers * 1e6 / words_week
     return math.log2((focus + KEYNESS_SMOOTHING) / (UNKNOWN_FREQUENCY * 1e6 + KEYNESS_SMOOTHING))
 
