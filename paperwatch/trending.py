@@ -17,6 +17,7 @@ Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -359,19 +360,33 @@ def _histories(
     weeks: list[str],
     sizes: dict[str, int],
     aliases: dict[str, str],
+    this_week: Mapping[str, int],
 ) -> dict[str, tuple[WeekShare, ...]]:
+    """Each term's bars over ``weeks`` (``sql/queries/term_weekly_papers.sql``). When no
+    week but the last holds papers (a first week), the counts are ``this_week`` (papers of
+    the last week per term, the document frequencies already read) and nothing is queried."""
     if not terms:
         return {}
-    rows = con.sql(
-        read_sql("queries", "term_weekly_papers"),
-        params={
-            "terms": terms,
-            "weeks": weeks,
-            "first": min(weeks),
-            "last": max(weeks),
-            **_alias_params(aliases),
-        },
-    ).pl()
+    if all(sizes.get(w, 0) == 0 for w in weeks[:-1]):
+        rows = pl.DataFrame(
+            {
+                "term": terms,
+                "week": [weeks[-1]] * len(terms),
+                "papers": [this_week.get(term, 0) for term in terms],
+            },
+            schema={"term": pl.String, "week": pl.String, "papers": pl.Int64},
+        )
+    else:
+        rows = con.sql(
+            read_sql("queries", "term_weekly_papers"),
+            params={
+                "terms": terms,
+                "weeks": weeks,
+                "first": min(weeks),
+                "last": max(weeks),
+                **_alias_params(aliases),
+            },
+        ).pl()
     shares = weekly_shares(rows, sizes, weeks)
     out = {}
     for term in terms:
@@ -521,7 +536,8 @@ def trending_terms_for_week(
     also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
     per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
     examples = _examples(con, week, terms, per_term, aliases, also)
-    histories = _histories(con, terms, chart_weeks, sizes, aliases)
+    this_week = dict(zip(week_df["term"].to_list(), week_df["papers"].to_list(), strict=True))
+    histories = _histories(con, terms, chart_weeks, sizes, aliases, this_week)
     rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
     result = TrendingResult(
         week=week,

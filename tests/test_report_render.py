@@ -371,3 +371,68 @@ def test_new_papers_csv_columns_and_formula_cells() -> None:
         'fedcba9876543210,"\'=HYPERLINK(""http://x"")","\'-1 is less, “quoted” × 2",,'
         "010_aaaaaaaaaaaaaaaa.txt,2,,,,\r\n"
     )
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the templates Jinja2 compiles from source from now on."""
+    import jinja2
+
+    compiled: list[str] = []
+    original = jinja2.Environment.compile
+
+    def recording(
+        self: jinja2.Environment, source: Any, name: Any = None, *a: Any, **k: Any
+    ) -> Any:
+        compiled.append(str(name))
+        return original(self, source, name, *a, **k)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", recording)
+    return compiled
+
+
+def test_compiled_templates_are_kept_in_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first command compiles the templates and stores their code in the user cache;
+    the next loads it and renders the same bytes."""
+    from paperwatch import report
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    compiled = _compiles(monkeypatch)
+    data = data_of([paper(), paper(paper_id="fedcba9876543210", method_name="KindNet")])
+    report._environment.cache_clear()
+    first = render_report(data)
+    assert sorted(compiled) == ["report.html.j2", "report.txt.j2"]
+    folder = report.template_cache_dir()
+    assert folder.parent == tmp_path / "cache" / "paperwatch"
+    assert len([p for p in folder.iterdir() if p.suffix == ".cache"]) == 2
+    compiled.clear()
+    report._environment.cache_clear()  # a new process
+    again = render_report(data)
+    report._environment.cache_clear()
+    assert compiled == []
+    assert (again.html, again.text, again.csv) == (first.html, first.text, first.csv)
+
+
+def test_an_unwritable_template_cache_only_means_compiling_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paperwatch import report
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    compiled = _compiles(monkeypatch)
+    data = data_of([paper()])
+    report._environment.cache_clear()
+    first = render_report(data)
+    report._environment.cache_clear()
+    again = render_report(data)
+    report._environment.cache_clear()
+    assert sorted(compiled) == [
+        "report.html.j2",
+        "report.html.j2",
+        "report.txt.j2",
+        "report.txt.j2",
+    ]
+    assert again.html == first.html and blocker.read_text(encoding="utf-8").startswith("a file")

@@ -3,6 +3,7 @@ sub-terms and acronyms, generic words, the first week, the small charts."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import duckdb
@@ -25,6 +26,7 @@ from paperwatch.trend_stats import (
     english_frequency,
     estimate_dispersion,
     is_generic,
+    keyness_bound,
     load_english_frequencies,
     merge_same_papers,
     score_trending_terms,
@@ -382,6 +384,31 @@ def test_first_week_lists_ten_distinctive_terms(settings: Settings, env: Environ
     assert "  1. large language model — 12 of 54 papers (22.2%)" in text
 
 
+def test_first_week_charts_come_from_the_counts_already_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No week before holds papers: each term's chart is its share this week, and the
+    weekly-papers query is not run."""
+    from paperwatch import trending
+
+    queries: list[str] = []
+    read_sql = trending.read_sql
+    monkeypatch.setattr(
+        trending, "read_sql", lambda kind, name: queries.append(name) or read_sql(kind, name)
+    )
+    papers = seed_papers().with_columns(week=pl.lit("2026-W48"))
+    with writer(settings.database) as con:
+        load(con, papers.to_dicts())
+        result = trending_terms_for_week(con, "2026-W48", settings)
+    assert "term_weekly_papers" not in queries and "term_document_frequencies" in queries
+    first = result.distinctive[0]
+    assert (first.term, first.papers_week) == ("large language model", 12)
+    assert [(b.week, b.share, b.height_px) for b in first.history] == [
+        *[(w, None, 0) for w in result.chart_weeks[:-1]],
+        ("2026-W48", 12 / 54, 24),
+    ]
+
+
 def test_distinctive_terms_rank_by_keyness_against_english() -> None:
     week = pl.DataFrame(
         {
@@ -395,6 +422,41 @@ def test_distinctive_terms_rank_by_keyness_against_english() -> None:
     assert out["term"].to_list() == ["mamba", "lidar"]
     out = distinctive_terms(week, 25, 25 * 150, 3, defined=frozenset({"state space"}))
     assert out["term"].to_list() == ["state space", "mamba", "lidar"]
+
+
+def _invented(i: int) -> str:
+    """A lower-case word wordfreq does not know (Zipf 0)."""
+    return "zqvx" + chr(97 + i // 26) + chr(97 + i % 26)
+
+
+def test_keyness_bound_is_the_keyness_of_a_word_english_lacks() -> None:
+    assert keyness_bound(100, 1_000_000) == math.log2((100 + 10.0) / (1e-8 * 1e6 + 10.0))
+    assert keyness_bound(3, 1_000_000) < keyness_bound(4, 1_000_000)
+    out = distinctive_terms(pl.DataFrame({"term": [_invented(0)], "papers": [100]}), 500, 10**6, 3)
+    assert out["log2_ratio"].to_list() == [pytest.approx(keyness_bound(100, 10**6), rel=1e-12)]
+
+
+def test_distinctive_terms_look_up_english_only_for_terms_that_can_be_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """40 frequent invented words (540 to 501 papers) and 200 rare ones (3-5 papers): the
+    top 5 are decided by the 22 words of 519 papers or more (the 20 of 521 or more, and
+    the longer terms that could cover them), and are those of the full ranking."""
+    from paperwatch import trend_stats
+
+    frequent = [(_invented(i), 540 - i) for i in range(40)]
+    rare = [(_invented(100 + i), 3 + i % 3) for i in range(200)]
+    week = pl.DataFrame(frequent + rare, schema=["term", "papers"], orient="row")
+    words = 9_800 * 150
+    full = distinctive_terms(week, 9_800, words, 3, top_n=len(frequent) + len(rare))
+    looked_up: list[str] = []
+    original = trend_stats._zipf
+    monkeypatch.setattr(trend_stats, "_zipf", lambda w: looked_up.append(w) or original(w))
+    top = distinctive_terms(week, 9_800, words, 3, top_n=5)
+    assert top.equals(full.head(5))
+    assert top["term"].to_list() == [_invented(i) for i in range(5)]
+    assert top["rank"].to_list() == [1, 2, 3, 4, 5]
+    assert sorted(set(looked_up)) == [_invented(i) for i in range(22)]
 
 
 # --- the report partials -----------------------------------------------------------------

@@ -8,7 +8,10 @@
 -- $min_support papers this week, or, with a baseline ($n_baseline > 0), a baseline rate that
 -- would give $min_support of the $n_week papers of this week
 -- (paperwatch.trend_stats.score_trending_terms).
-with week_rows as (
+-- One aggregation by term over the weeks' rows decides the support and counts this week;
+-- only the supported terms' rows of the baseline weeks are then counted per week (none in a
+-- first week), instead of counting every (term, week) and aggregating those again.
+with week_rows as not materialized (
     select
         term,
         paper_id,
@@ -19,62 +22,90 @@ with week_rows as (
         and (first_seen_week = $week or list_contains($baseline, first_seen_week))
 ),
 
+-- Rows of an acronym or its expansion, under the canonical term: a paper with both counts
+-- once (count(distinct paper_id); a paper is in one week only).
+aliased as not materialized (
+    select
+        coalesce(($canonicals::varchar[])[list_position($acronyms::varchar[], term)], term)
+            as term,
+        paper_id,
+        week
+    from week_rows
+    where
+        list_contains($acronyms::varchar[], term)
+        or list_contains($canonicals::varchar[], term)
+),
+
 -- Terms no alias touches: one row per (paper, term), so count(*) counts papers.
-direct as (
+direct as not materialized (
     select
         term,
-        week,
-        count(*) as papers
+        week
     from week_rows
     where
         not list_contains($acronyms::varchar[], term)
         and not list_contains($canonicals::varchar[], term)
-    group by term, week
 ),
 
--- An acronym and its expansion: a paper with both counts once.
-merged as (
+totals as (
     select
-        canonical as term,
-        week,
-        count(distinct paper_id) as papers
-    from (
-        select
-            coalesce(($canonicals::varchar[])[list_position($acronyms::varchar[], term)], term)
-                as canonical,
-            week,
-            paper_id
-        from week_rows
-        where
-            list_contains($acronyms::varchar[], term)
-            or list_contains($canonicals::varchar[], term)
-    )
-    group by canonical, week
-),
-
-per_week as (
-    select * from direct
+        term,
+        count(*) filter (where week = $week) as papers_week,
+        count(*) filter (where week <> $week) as papers_baseline
+    from direct
+    group by term
     union all
-    select * from merged
+    select
+        term,
+        count(distinct paper_id) filter (where week = $week) as papers_week,
+        count(distinct paper_id) filter (where week <> $week) as papers_baseline
+    from aliased
+    group by term
 ),
 
 supported as (
-    select term
-    from per_week
-    group by term
-    having
-        sum(papers) filter (where week = $week) >= $min_support
+    select
+        term,
+        papers_week
+    from totals
+    where
+        papers_week >= $min_support
         or (
             $n_baseline > 0
-            and coalesce(sum(papers) filter (where week <> $week), 0) * $n_week
-            >= $min_support * $n_baseline
+            and papers_baseline * $n_week >= $min_support * $n_baseline
         )
+),
+
+baseline as (
+    select
+        d.term,
+        d.week,
+        count(*) as papers
+    from direct as d
+    semi join supported as s on d.term = s.term
+    where d.week <> $week
+    group by d.term, d.week
+    union all
+    select
+        a.term,
+        a.week,
+        count(distinct a.paper_id) as papers
+    from aliased as a
+    semi join supported as s on a.term = s.term
+    where a.week <> $week
+    group by a.term, a.week
 )
 
 select
-    p.term,
-    p.week,
-    p.papers
-from per_week as p
-semi join supported as s on p.term = s.term
-order by p.term, p.week;
+    term,
+    $week as week,
+    papers_week as papers
+from supported
+where papers_week > 0
+union all
+select
+    term,
+    week,
+    papers
+from baseline
+order by term, week;

@@ -11,8 +11,9 @@ with mapped as (
     from paper_terms as t
     where
         t.first_seen_week = $week
-        -- only rows that can map to one of $terms (the filter below still decides)
-        and (list_contains($terms, t.term) or list_contains($acronyms::varchar[], t.term))
+        -- only rows that can map to one of $terms (the filter below still decides): a hash
+        -- semi join on the few names, not a scan of the list for each of millions of rows
+        and t.term in (select unnest(list_concat($terms::varchar[], $acronyms::varchar[])))
 ),
 
 per_paper as (

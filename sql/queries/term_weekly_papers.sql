@@ -11,8 +11,9 @@ with mapped as (
     where
         first_seen_week between $first and $last
         and list_contains($weeks, first_seen_week)
-        -- only rows that can map to one of $terms (the filter below still decides)
-        and (list_contains($terms, term) or list_contains($acronyms::varchar[], term))
+        -- only rows that can map to one of $terms (the filter below still decides): a hash
+        -- semi join on the few names, not a scan of the list for each of millions of rows
+        and term in (select unnest(list_concat($terms::varchar[], $acronyms::varchar[])))
 )
 
 select
