@@ -428,9 +428,11 @@ def prefect_home(database: Path) -> Path | None:
 
     if "prefect" in sys.modules or {"PREFECT_HOME", "PREFECT_API_URL"} & set(os.environ):
         return None
+    # os.path.expanduser, not Path's: without HOME and a password entry it leaves "~" (no
+    # such file) where Path.expanduser raises.
     profiles = Path(
-        os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml")
-    ).expanduser()
+        os.path.expanduser(os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml"))
+    )
     if profiles.is_file():
         import tomllib
 
@@ -488,6 +490,8 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
                 early.wait()
             else:
                 _start_prefects_server()
+        except typer.Exit:  # a RuntimeError too (click's): the error line is printed
+            raise
         except RuntimeError as exc:
             raise _fail(
                 f"Prefect's temporary API server did not start ({exc}); on a busy machine "
@@ -560,7 +564,9 @@ def _start_prefects_server() -> None:
     database while it starts, which two servers must not do at once), with the guard."""
     from prefect.settings import PREFECT_API_URL
 
-    if PREFECT_API_URL.value():
+    url = PREFECT_API_URL.value()
+    if url:
+        _check_chosen_server(str(url))
         return
     from filelock import FileLock
     from prefect.server.api.server import SubprocessASGIServer
@@ -577,6 +583,45 @@ def _start_prefects_server() -> None:
     if process is not None and process.pid not in _guarded_servers:
         _guarded_servers.add(process.pid)
         start_server_guard(process.pid)
+
+
+def _check_chosen_server(url: str) -> None:
+    """Before a flow runs against the server the user chose (``PREFECT_API_URL`` from the
+    environment, a profile, ``prefect.toml`` or ``.env``): check that it answers and speaks
+    this Prefect's API (Prefect's own ``raise_for_api_version_mismatch``, the check its
+    first flow run makes), so that a server that is down is one clear ``error:`` line
+    naming the URL and where it was set, not an unexpected ``RuntimeError``.
+
+    Raises:
+        typer.Exit: (1) the server does not answer or runs an incompatible Prefect.
+    """
+    from prefect.client.orchestration import get_client
+
+    try:
+        with get_client(sync_client=True) as client:
+            client.raise_for_api_version_mismatch()
+    except RuntimeError as exc:
+        raise _fail(
+            f"the Prefect server at {url} ({_api_url_source()}) cannot be used: {exc}. "
+            "Start it (`prefect server start`), or remove PREFECT_API_URL there and "
+            "paperwatch starts a temporary server of its own"
+        ) from None
+
+
+def _api_url_source() -> str:
+    """Where ``PREFECT_API_URL`` was set: the environment, the active profile, or the
+    working directory's settings files (:func:`_prefect_settings_files`)."""
+    if "PREFECT_API_URL" in os.environ:
+        return "set in the environment"
+    from prefect.context import get_settings_context
+
+    profile = get_settings_context().profile
+    if "PREFECT_API_URL" in {getattr(key, "name", str(key)) for key in profile.settings}:
+        return f"set by the profile {profile.name!r} of {profile.source}"
+    files = _prefect_settings_files()
+    if files:
+        return "set in " + " or ".join(str(path) for path in files)
+    return "set in Prefect's settings"
 
 
 class _HoldErrors(logging.Filter):
