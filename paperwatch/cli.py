@@ -409,7 +409,8 @@ def prefect_home(database: Path) -> Path | None:
 
     The user's own setting wins: nothing changes when ``PREFECT_HOME`` or
     ``PREFECT_API_URL`` is in the environment, when the active profile of the user's
-    ``profiles.toml`` sets either, or when Prefect is already imported (its settings
+    ``profiles.toml`` or a settings file of the working directory sets either
+    (:func:`_home_or_server_in_settings_files`), or when Prefect is already imported (its settings
     are read at import). The user's profiles file stays in use
     (``PREFECT_PROFILES_PATH``).
 
@@ -427,6 +428,8 @@ def prefect_home(database: Path) -> Path | None:
     import sys
 
     if "prefect" in sys.modules or {"PREFECT_HOME", "PREFECT_API_URL"} & set(os.environ):
+        return None
+    if _home_or_server_in_settings_files():
         return None
     # os.path.expanduser, not Path's: without HOME and a password entry it leaves "~" (no
     # such file) where Path.expanduser raises.
@@ -479,7 +482,7 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
     """
     import signal
 
-    from paperwatch.prefect_server import warm_imports
+    from paperwatch.prefect_server import ServerExited, warm_imports
 
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
@@ -492,6 +495,12 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
                 _start_prefects_server()
         except typer.Exit:  # a RuntimeError too (click's): the error line is printed
             raise
+        except ServerExited as exc:
+            raise _fail(
+                f"Prefect's temporary API server did not start ({exc}: it says why); "
+                f"when it names its database, move {home}/prefect.db aside (a new one is "
+                "made), or start a server (`prefect server start`) and set PREFECT_API_URL"
+            ) from None
         except RuntimeError as exc:
             raise _fail(
                 f"Prefect's temporary API server did not start ({exc}); on a busy machine "
@@ -556,6 +565,32 @@ def _prefect_settings_files() -> list[Path]:
         except OSError:
             continue
     return found
+
+
+def _home_or_server_in_settings_files() -> bool:
+    """True when a settings file of the working directory that Prefect reads
+    (:func:`_prefect_settings_files`) sets its home or its server: ``home`` or ``[api]
+    url`` in ``prefect.toml`` (``[tool.prefect]`` of ``pyproject.toml``), ``PREFECT_HOME``
+    or ``PREFECT_API_URL`` in ``.env``. A file that cannot be read or parsed counts as
+    not setting them (Prefect reports it)."""
+    import tomllib
+
+    for path in _prefect_settings_files():
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.name == ".env":
+                if re.search(r"^\s*(export\s+)?PREFECT_(HOME|API_URL)\s*=", text, re.M):
+                    return True
+                continue
+            data = tomllib.loads(text)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if path.name == "pyproject.toml":
+            data = data.get("tool", {}).get("prefect", {})
+        api = data.get("api", {})
+        if "home" in data or (isinstance(api, dict) and "url" in api):
+            return True
+    return False
 
 
 def _start_prefects_server() -> None:

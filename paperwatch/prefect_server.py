@@ -257,6 +257,11 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+class ServerExited(RuntimeError):
+    """The temporary server exited before it answered (a damaged database, a migration
+    that failed): waiting longer would not help."""
+
+
 class TemporaryServer:
     """Prefect's API server for this command, started before Prefect is imported here.
 
@@ -354,7 +359,8 @@ class TemporaryServer:
         loaded machine slows the start down; it does not stop it).
 
         Raises:
-            RuntimeError: the server exited (the message names its log), stalled or spun.
+            ServerExited: the server exited (the message names its log).
+            RuntimeError: it stalled or spun.
         """
         import urllib.error
         import urllib.request
@@ -366,7 +372,7 @@ class TemporaryServer:
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise RuntimeError(f"it exited with code {code}; its output: {self.log_path}")
+                    raise ServerExited(f"it exited with code {code}; its output: {self.log_path}")
                 try:
                     with urllib.request.urlopen(f"{self.api_url}/health", timeout=5) as answer:
                         if answer.status == 200:

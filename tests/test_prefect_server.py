@@ -13,6 +13,7 @@ import pytest
 
 from paperwatch.prefect_server import (
     DATABASE_NAME,
+    ServerExited,
     TemporaryServer,
     cache_dir,
     keep_template,
@@ -332,7 +333,7 @@ def test_a_server_that_exits_is_reported_and_leaves_the_start_lock_free(
     server.start()
     try:
         assert server.api_url.startswith("http://127.0.0.1:")
-        with pytest.raises(RuntimeError, match=r"it exited with code \d+"):
+        with pytest.raises(ServerExited, match=r"^it exited with code \d+; its output: "):
             server.wait()
     finally:
         server.stop()

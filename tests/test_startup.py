@@ -386,3 +386,75 @@ def test_a_first_run_on_a_loaded_machine_succeeds(tmp_path: Path) -> None:
     )
     assert f"report of {SEEDS_WEEK}: reports/out/{SEEDS_WEEK}.html" in out.splitlines()
     assert wait_until_no_server(folder / "data" / ".prefect") == []
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_chosen_server_that_does_not_answer_is_one_clear_error(tmp_path: Path) -> None:
+    """PREFECT_API_URL of the user's (environment, profile or prefect.toml) naming a server
+    that is down: exit 1 with one line naming the URL and where it was set, nothing
+    loaded, no temporary server started."""
+    from tests.conftest import SEEDS
+
+    url = f"http://127.0.0.1:{closed_port()}/api"
+    profiles = tmp_path / "user" / ".prefect" / "profiles.toml"
+    profiles.parent.mkdir(parents=True)
+    profiles.write_text(f'active = "mine"\n\n[profiles.mine]\nPREFECT_API_URL = "{url}"\n')
+    cases = {
+        "environment": ({"PREFECT_API_URL": url}, "set in the environment"),
+        "profile": ({"HOME": str(tmp_path / "user")}, f"set by the profile 'mine' of {profiles}"),
+        "prefect.toml": ({}, "set in prefect.toml"),
+    }
+    (tmp_path / "nobody").mkdir()
+    for name, (extra, source) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        if name == "prefect.toml":
+            (folder / "prefect.toml").write_text(f'[api]\nurl = "{url}"\n', encoding="utf-8")
+        env = clean_env(tmp_path / "nobody") | extra
+        done, _ = run_command(["ingest", "--folder", str(SEEDS)], folder, env)
+        assert done.returncode == 1, (name, done.stdout, done.stderr)
+        assert done.stdout == ""
+        assert done.stderr.strip() == (
+            f"error: the Prefect server at {url} ({source}) cannot be used: Failed to reach "
+            f"API at {url}/. Start it (`prefect server start`), or remove PREFECT_API_URL "
+            "there and paperwatch starts a temporary server of its own"
+        ), name
+        assert not (folder / "data" / ".prefect").exists()  # no temporary server's home
+        assert not (folder / "data" / "paperwatch.duckdb").exists()  # checked before loading
+
+
+def test_without_a_home_directory_prefect_still_gets_the_databases_home(tmp_path: Path) -> None:
+    """HOME unset and the user's uid not in the password database (a container's user):
+    no profiles file to read and no cache folder, instead of Path.expanduser's KeyError."""
+    database = tmp_path / "data" / "paperwatch.duckdb"
+    code = (
+        "import pwd\n"
+        "def unknown(uid): raise KeyError(f'getpwuid(): uid not found: {uid}')\n"
+        "pwd.getpwuid = unknown\n"
+        "from pathlib import Path\n"
+        "from paperwatch.cli import prefect_home\n"
+        "from paperwatch.prefect_server import template_path\n"
+        f"print(prefect_home(Path({str(database)!r})))\n"
+        "print(template_path('3.9.1'))\n"
+    )
+    env = clean_env(tmp_path)
+    del env["HOME"]
+    env.pop("XDG_CACHE_HOME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\nNone\n"
