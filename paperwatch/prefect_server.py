@@ -225,25 +225,20 @@ def _backup(source: Path, target: Path, *, live: bool) -> None:
 SERVER_APP = "prefect.server.api.server:create_app"
 
 
-#: The server process's first code (``python -c``): ask Linux to send it SIGTERM when the
-#: command that started it dies (``PR_SET_PDEATHSIG``, prctl(2)), even by SIGKILL and
-#: before any guard process runs; exit at once when that command is already gone; then run
-#: uvicorn as ``python -m uvicorn`` would, with the arguments that follow the command's pid.
-_BOOT = (
-    "import ctypes, os, runpy, signal, sys\n"
-    "try:\n"
-    "    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)\n"
-    "except (OSError, AttributeError):\n"
-    "    pass\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    sys.exit(70)\n"
-    "sys.argv = ['uvicorn', *sys.argv[2:]]\n"
-    "runpy.run_module('uvicorn', run_name='__main__', alter_sys=True)\n"
-)
-
 #: The name of the server's output file in its Prefect home (appended; each start begins
 #: with a line naming the time and the command's pid).
 SERVER_LOG = "server.log"
+
+#: A start that finds the server's output file this big (bytes) starts it anew.
+SERVER_LOG_MAX = 1 << 20
+
+
+def _size(path: Path) -> int:
+    """The size of ``path`` in bytes (0 when it does not exist)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -274,8 +269,8 @@ class TemporaryServer:
     (``bench/cli.py``), and Prefect's server modules are never imported here.
 
     The server never outlives this process: Linux sends it SIGTERM when the thread that
-    called :meth:`start` ends, however it ends (:data:`_BOOT`; call :meth:`start` from the
-    main thread), besides :meth:`stop` and the guard process of the command line. Its
+    called :meth:`start` ends, however it ends (:func:`run_server`; call :meth:`start` from
+    the main thread), besides :meth:`stop` and the guard process of the command line. Its
     output (errors only) goes to ``<home>/server.log``, not to the terminal.
 
     :meth:`start` returns at once, holding the home's start lock (one start at a time
@@ -321,7 +316,7 @@ class TemporaryServer:
             self._fresh = not seeded and not (self.home / DATABASE_NAME).exists()
             with (
                 socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock,
-                self.log_path.open("ab") as log,
+                self.log_path.open("ab" if _size(self.log_path) < SERVER_LOG_MAX else "wb") as log,
             ):
                 stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                 log.write(f"--- {stamp} server of paperwatch pid {os.getpid()}\n".encode())
@@ -329,7 +324,7 @@ class TemporaryServer:
                 sock.bind(("127.0.0.1", 0))
                 sock.listen(128)
                 port = sock.getsockname()[1]
-                command = [sys.executable, "-c", _BOOT, str(os.getpid())]
+                command = [sys.executable, "-m", __name__, str(os.getpid())]
                 command += ["--app-dir", str(package.parent)]
                 command += ["--factory", SERVER_APP, "--fd", str(sock.fileno())]
                 command += ["--log-level", "error", "--lifespan", "on"]
@@ -417,3 +412,26 @@ def warm_imports(modules: Iterable[str]) -> None:
     for name in modules:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+
+
+def run_server(argv: list[str]) -> None:
+    """The server process (``python -m paperwatch.prefect_server <command pid> <uvicorn
+    arguments>``, started by :meth:`TemporaryServer.start`): ask Linux to send it SIGTERM
+    when the thread that started it ends (``PR_SET_PDEATHSIG``, prctl(2)), even by
+    SIGKILL and before any guard process runs; exit (status 70) when that command is
+    already gone; then run uvicorn as ``python -m uvicorn <uvicorn arguments>`` would.
+    Elsewhere than Linux only the guard process and :meth:`TemporaryServer.stop` stop it."""
+    import ctypes
+    import runpy
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != int(argv[0]):
+        sys.exit(70)
+    sys.argv = ["uvicorn", *argv[1:]]
+    runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    run_server(sys.argv[1:])
