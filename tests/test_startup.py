@@ -261,6 +261,27 @@ def test_prefect_gets_a_home_beside_the_database_unless_the_user_chose(tmp_path:
         "None\nNone\n"
     )
 
+    # Settings files of the working directory (the subprocess runs in tmp_path): only a
+    # home or a server set there is the user's choice.
+    profiles.unlink()
+    settings = tmp_path / "prefect.toml"
+    settings.write_text('[logging]\nlevel = "INFO"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == f"{local}\nNone\n"
+    settings.write_text(f'home = "{tmp_path / "mine"}"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    settings.write_text('[api]\nurl = "http://127.0.0.1:1/api"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    settings.unlink()
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("PREFECT_LOGGING_LEVEL=INFO\n", encoding="utf-8")
+    assert home_chosen(tmp_path, env) == f"{local}\nNone\n"
+    dotenv.write_text("export PREFECT_HOME=/srv/prefect\n", encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    dotenv.unlink()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.prefect.api]\nurl = "http://127.0.0.1:1/api"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+
 
 def test_prefect_home_exists_before_prefect_is_imported_in_a_fresh_clone(
     tmp_path: Path,
