@@ -29,7 +29,10 @@ os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL", "INFO")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
 # Prefect's temporary server waits 20 s by default for its API to answer: too short on a
 # loaded machine ("Timed out while attempting to connect to ephemeral Prefect API server").
-#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20).
+#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20). The
+#: server paperwatch starts itself is waited on while it makes progress: this bounds the
+#: seconds it may use no CPU, and the CPU seconds it may use, before it answers
+#: (:meth:`paperwatch.prefect_server.TemporaryServer.wait`).
 SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)

@@ -270,8 +270,9 @@ class TemporaryServer:
 
     The server never outlives this process: Linux sends it SIGTERM when the thread that
     called :meth:`start` ends, however it ends (:func:`run_server`; call :meth:`start` from
-    the main thread), besides :meth:`stop` and the guard process of the command line. Its
-    output (errors only) goes to ``<home>/server.log``, not to the terminal.
+    the main thread), besides :meth:`stop` and the guard process of the command line. It
+    runs in a process group of its own, so that Ctrl-C in the terminal reaches only the
+    command. Its output (errors only) goes to ``<home>/server.log``, not to the terminal.
 
     :meth:`start` returns at once, holding the home's start lock (one start at a time
     per home: the server migrates the home's SQLite database as it starts); set
@@ -331,6 +332,10 @@ class TemporaryServer:
                 self.process = subprocess.Popen(
                     command,
                     pass_fds=[sock.fileno()],
+                    # A process group of its own: Ctrl-C in the terminal interrupts the
+                    # command, which ends its run and then stops the server; a server
+                    # interrupted too would fail the run's last API calls instead.
+                    process_group=0,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,

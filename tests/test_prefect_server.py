@@ -333,6 +333,9 @@ def test_a_server_that_exits_is_reported_and_leaves_the_start_lock_free(
     server.start()
     try:
         assert server.api_url.startswith("http://127.0.0.1:")
+        assert server.process is not None
+        # A process group of its own: the terminal's Ctrl-C does not reach it.
+        assert os.getpgid(server.process.pid) == server.process.pid != os.getpgid(0)
         with pytest.raises(ServerExited, match=r"^it exited with code \d+; its output: "):
             server.wait()
     finally:

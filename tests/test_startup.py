@@ -479,3 +479,38 @@ def test_without_a_home_directory_prefect_still_gets_the_databases_home(tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\nNone\n"
+
+
+@pytest.mark.server
+def test_ctrl_c_in_the_terminal_during_the_flow_ends_the_run_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C sends SIGINT to the terminal's whole process group: the command stops its
+    run (exit 130) and then its server, which must not have died first (the run's last
+    API calls then failed with "unexpected ConnectError ... please report it")."""
+    import signal
+
+    folder = project(tmp_path, "clone")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paperwatch", "run", "--as-of", SEEDS_AS_OF],
+        cwd=folder,
+        env=clean_env(tmp_path / "user"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the group a terminal would signal
+    )
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:  # the runs' progress lines go to stderr
+        seen.append(line)
+        if "Beginning flow run" in line:  # the flow runs: the server answered
+            os.killpg(process.pid, signal.SIGINT)
+            break
+    out, err = process.communicate(timeout=1200)
+    assert process.returncode == 130, "".join(seen) + out + err
+    assert "unexpected" not in err and "ConnectError" not in err, err
+    home = folder / "data" / ".prefect"
+    assert wait_until_no_server(home) == []
+    from filelock import FileLock
+
+    with FileLock(home / "paperwatch-server-start.lock", timeout=0):
+        pass
