@@ -29,7 +29,10 @@ os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL", "INFO")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
 # Prefect's temporary server waits 20 s by default for its API to answer: too short on a
 # loaded machine ("Timed out while attempting to connect to ephemeral Prefect API server").
-#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20).
+#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20). The
+#: server paperwatch starts itself is waited on while it makes progress: this bounds the
+#: seconds it may use no CPU, and the CPU seconds it may use, before it answers
+#: (:meth:`paperwatch.prefect_server.TemporaryServer.wait`).
 SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
@@ -409,7 +412,8 @@ def prefect_home(database: Path) -> Path | None:
 
     The user's own setting wins: nothing changes when ``PREFECT_HOME`` or
     ``PREFECT_API_URL`` is in the environment, when the active profile of the user's
-    ``profiles.toml`` sets either, or when Prefect is already imported (its settings
+    ``profiles.toml`` or a settings file of the working directory sets either
+    (:func:`_home_or_server_in_settings_files`), or when Prefect is already imported (its settings
     are read at import). The user's profiles file stays in use
     (``PREFECT_PROFILES_PATH``).
 
@@ -428,9 +432,13 @@ def prefect_home(database: Path) -> Path | None:
 
     if "prefect" in sys.modules or {"PREFECT_HOME", "PREFECT_API_URL"} & set(os.environ):
         return None
+    if _home_or_server_in_settings_files():
+        return None
+    # os.path.expanduser, not Path's: without HOME and a password entry it leaves "~" (no
+    # such file) where Path.expanduser raises.
     profiles = Path(
-        os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml")
-    ).expanduser()
+        os.path.expanduser(os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml"))
+    )
     if profiles.is_file():
         import tomllib
 
@@ -477,7 +485,7 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
     """
     import signal
 
-    from paperwatch.prefect_server import warm_imports
+    from paperwatch.prefect_server import ServerExited, warm_imports
 
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
@@ -488,6 +496,14 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
                 early.wait()
             else:
                 _start_prefects_server()
+        except typer.Exit:  # a RuntimeError too (click's): the error line is printed
+            raise
+        except ServerExited as exc:
+            raise _fail(
+                f"Prefect's temporary API server did not start ({exc}: it says why); "
+                f"when it names its database, move {home}/prefect.db aside (a new one is "
+                "made), or start a server (`prefect server start`) and set PREFECT_API_URL"
+            ) from None
         except RuntimeError as exc:
             raise _fail(
                 f"Prefect's temporary API server did not start ({exc}); on a busy machine "
@@ -554,13 +570,41 @@ def _prefect_settings_files() -> list[Path]:
     return found
 
 
+def _home_or_server_in_settings_files() -> bool:
+    """True when a settings file of the working directory that Prefect reads
+    (:func:`_prefect_settings_files`) sets its home or its server: ``home`` or ``[api]
+    url`` in ``prefect.toml`` (``[tool.prefect]`` of ``pyproject.toml``), ``PREFECT_HOME``
+    or ``PREFECT_API_URL`` in ``.env``. A file that cannot be read or parsed counts as
+    not setting them (Prefect reports it)."""
+    import tomllib
+
+    for path in _prefect_settings_files():
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.name == ".env":
+                if re.search(r"^\s*(export\s+)?PREFECT_(HOME|API_URL)\s*=", text, re.M):
+                    return True
+                continue
+            data = tomllib.loads(text)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if path.name == "pyproject.toml":
+            data = data.get("tool", {}).get("prefect", {})
+        api = data.get("api", {})
+        if "home" in data or (isinstance(api, dict) and "url" in api):
+            return True
+    return False
+
+
 def _start_prefects_server() -> None:
     """Without ``PREFECT_API_URL``: start Prefect's own temporary server now (the instance its
     client uses), one start at a time per home (the server migrates the home's SQLite
     database while it starts, which two servers must not do at once), with the guard."""
     from prefect.settings import PREFECT_API_URL
 
-    if PREFECT_API_URL.value():
+    url = PREFECT_API_URL.value()
+    if url:
+        _check_chosen_server(str(url))
         return
     from filelock import FileLock
     from prefect.server.api.server import SubprocessASGIServer
@@ -577,6 +621,45 @@ def _start_prefects_server() -> None:
     if process is not None and process.pid not in _guarded_servers:
         _guarded_servers.add(process.pid)
         start_server_guard(process.pid)
+
+
+def _check_chosen_server(url: str) -> None:
+    """Before a flow runs against the server the user chose (``PREFECT_API_URL`` from the
+    environment, a profile, ``prefect.toml`` or ``.env``): check that it answers and speaks
+    this Prefect's API (Prefect's own ``raise_for_api_version_mismatch``, the check its
+    first flow run makes), so that a server that is down is one clear ``error:`` line
+    naming the URL and where it was set, not an unexpected ``RuntimeError``.
+
+    Raises:
+        typer.Exit: (1) the server does not answer or runs an incompatible Prefect.
+    """
+    from prefect.client.orchestration import get_client
+
+    try:
+        with get_client(sync_client=True) as client:
+            client.raise_for_api_version_mismatch()
+    except RuntimeError as exc:
+        raise _fail(
+            f"the Prefect server at {url} ({_api_url_source()}) cannot be used: {exc}. "
+            "Start it (`prefect server start`), or remove PREFECT_API_URL there and "
+            "paperwatch starts a temporary server of its own"
+        ) from None
+
+
+def _api_url_source() -> str:
+    """Where ``PREFECT_API_URL`` was set: the environment, the active profile, or the
+    working directory's settings files (:func:`_prefect_settings_files`)."""
+    if "PREFECT_API_URL" in os.environ:
+        return "set in the environment"
+    from prefect.context import get_settings_context
+
+    profile = get_settings_context().profile
+    if "PREFECT_API_URL" in {getattr(key, "name", str(key)) for key in profile.settings}:
+        return f"set by the profile {profile.name!r} of {profile.source}"
+    files = _prefect_settings_files()
+    if files:
+        return "set in " + " or ".join(str(path) for path in files)
+    return "set in Prefect's settings"
 
 
 class _HoldErrors(logging.Filter):

@@ -28,6 +28,7 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -42,28 +43,70 @@ from typing import Any
 DATABASE_NAME = "prefect.db"
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
     """The user's cache folder for paperwatch: ``$XDG_CACHE_HOME/paperwatch``, by default
-    ``~/.cache/paperwatch`` (XDG Base Directory Specification)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    ``~/.cache/paperwatch`` (XDG Base Directory Specification: a relative
+    ``XDG_CACHE_HOME`` is ignored). None when there is no home to find (``HOME`` unset and
+    the user not in the password database): the template is then not used."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        # os.path.expanduser leaves "~" as it is when there is no home to find (where
+        # Path.expanduser raises RuntimeError or, on Python 3.11, KeyError).
+        base = os.path.expanduser("~/.cache")
+        if not os.path.isabs(base):
+            return None
     return Path(base) / "paperwatch"
 
 
-def template_path(prefect_version: str) -> Path:
+def template_path(prefect_version: str) -> Path | None:
     """Where the migrated database of ``prefect_version`` (e.g. ``"3.9.1"``) is kept:
-    ``<cache_dir()>/prefect-<version>.db``. One per version, because each version
-    migrates to its own schema head."""
+    ``<cache_dir()>/prefect-<version>.db`` (None without a cache folder). One per version,
+    because each version migrates to its own schema head."""
+    folder = cache_dir()
+    if folder is None:
+        return None
     safe = "".join(c if c.isalnum() or c in ".-_" else "_" for c in prefect_version)
-    return cache_dir() / f"prefect-{safe}.db"
+    return folder / f"prefect-{safe}.db"
 
 
-def seed_database(home: Path, template: Path) -> bool:
+def migrations_head(prefect_dir: Path) -> str | None:
+    """The Alembic revision a new SQLite database of the Prefect installed in
+    ``prefect_dir`` (the ``prefect`` package folder) is migrated to: the one revision of
+    ``server/database/_migrations/versions/sqlite/*.py`` that no other names as its
+    ``down_revision`` (Prefect's SQLite migrations form one chain). Read from the files,
+    so that Prefect is not imported. None when they cannot be read or do not form one
+    chain (then no template is used)."""
+    folder = prefect_dir / "server" / "database" / "_migrations" / "versions" / "sqlite"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    try:
+        for path in folder.glob("*.py"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            revisions.update(re.findall(r'^revision\s*=\s*["\']([0-9A-Za-z_]+)["\']', text, re.M))
+            for line in re.findall(r"^down_revision\s*=\s*(.+)$", text, re.M):
+                parents.update(re.findall(r'["\']([0-9A-Za-z_]+)["\']', line))
+    except OSError:
+        return None
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def seed_database(home: Path, template: Path, head: str) -> bool:
     """Copy ``template`` to ``home/prefect.db`` when the home has no database yet.
 
-    Call it with the home's start lock held. The copy is written to a temporary name and
-    renamed into place, so Prefect never sees part of it; any failure (no template, a
-    read-only cache, a full disk) leaves the home as it was and Prefect migrates a new
-    database itself.
+    Call it with the home's start lock held. The copy is written to a temporary name,
+    checked (:func:`usable_template`: SQLite's ``quick_check``, migrated to ``head``, no
+    flow runs) and only then renamed into place, so Prefect never sees part of it, nor a
+    damaged template or one of another Prefect version (renamed, or cut short). Any
+    failure (no template, a read-only cache, a full disk, a bad template) leaves the home
+    as it was and Prefect migrates a new database itself. Journal files left beside a
+    deleted ``prefect.db`` (``-wal``, ``-shm``, ``-journal``) are removed first: SQLite
+    would apply them to the copy.
+
+    Args:
+        home: the ``PREFECT_HOME`` folder (exists).
+        template: the migrated database, :func:`template_path`.
+        head: the Alembic revision of the installed Prefect, :func:`migrations_head`.
 
     Returns:
         True when the home got the copy.
@@ -71,40 +114,91 @@ def seed_database(home: Path, template: Path) -> bool:
     target = home / DATABASE_NAME
     if target.exists() or not template.is_file():
         return False
-    return _copy_into_place(template, target, live=False)
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            (home / f"{DATABASE_NAME}{suffix}").unlink()
+    return _copy_into_place(template, target, head, live=False)
 
 
-def keep_template(home: Path, template: Path) -> bool:
+def keep_template(home: Path, template: Path, head: str) -> bool:
     """After a server started in a fresh home (it migrated ``home/prefect.db``), keep a
-    copy of that database as ``template`` for the next fresh home, unless one exists.
+    copy of that database as ``template`` for the next fresh home, unless a usable one
+    exists (:func:`usable_template`: one that is damaged, empty, of another Prefect
+    version or holding runs is replaced).
 
     The copy is SQLite's online backup of the live database (consistent while the
-    server has it open), written to a temporary name and renamed into place: two
-    processes doing this at once each write a whole copy and the last rename wins.
-    Failures are ignored (the next fresh home migrates again).
+    server has it open), written to a temporary name, checked like the template it
+    becomes, and renamed into place: two processes doing this at once each write a whole
+    copy and the last rename wins; a process killed meanwhile leaves a temporary file
+    that the next copy into that folder removes. Failures are ignored (the next fresh
+    home migrates again).
 
     Returns:
         True when the template was written.
     """
     source = home / DATABASE_NAME
-    if template.exists() or not source.is_file():
+    if not source.is_file() or usable_template(template, head):
         return False
-    return _copy_into_place(source, template, live=True)
+    return _copy_into_place(source, template, head, live=True)
 
 
-def _copy_into_place(source: Path, target: Path, *, live: bool) -> bool:
-    """Back ``source`` up to a temporary name beside ``target`` (its folder created), then
-    rename it to ``target``; on any failure remove the partial copy and return False."""
+def usable_template(path: Path, head: str) -> bool:
+    """True when ``path`` is a whole SQLite database (``pragma quick_check`` answers
+    ``ok``) migrated by Alembic to exactly ``head`` and holding no flow run: what a new
+    Prefect home may start from. Read as immutable (nothing is written beside it)."""
+    if not path.is_file():
+        return False
+    try:
+        con = sqlite3.connect(_sqlite_uri(path, "ro&immutable=1"), uri=True)
+        try:
+            if con.execute("pragma quick_check").fetchall() != [("ok",)]:
+                return False
+            if con.execute("select version_num from alembic_version").fetchall() != [(head,)]:
+                return False
+            return con.execute("select count(*) from flow_run").fetchone() == (0,)
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+def _sqlite_uri(path: Path, mode: str) -> str:
+    """SQLite's ``file:`` URI of ``path`` (absolute, percent-encoded: a folder named with
+    ``?``, ``#``, ``%`` or spaces stays one path) with ``?mode=<mode>``."""
+    return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+def _copy_into_place(source: Path, target: Path, head: str, *, live: bool) -> bool:
+    """Back ``source`` up to a temporary name beside ``target`` (its folder created), check
+    it (:func:`usable_template`), then rename it to ``target``; on any failure, or when
+    the command is interrupted, remove the partial copy (and return False)."""
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_orphaned_partials(target)
         _backup(source, partial, live=live)
+        if not usable_template(partial, head):
+            raise sqlite3.DatabaseError(f"{source} is not a usable migrated database")
         os.replace(partial, target)
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             partial.unlink()
         return False
+    except BaseException:  # Ctrl-C, SIGTERM: no partial copy left behind
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
     return True
+
+
+def _remove_orphaned_partials(target: Path) -> None:
+    """Remove the temporary copies beside ``target`` whose writing process is gone (it was
+    killed while copying)."""
+    for partial in target.parent.glob(f".{target.name}.*.partial"):
+        pid = partial.name[len(target.name) + 2 : -len(".partial")]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                partial.unlink()
 
 
 def _backup(source: Path, target: Path, *, live: bool) -> None:
@@ -112,7 +206,7 @@ def _backup(source: Path, target: Path, *, live: bool) -> None:
     ``live`` source may be written meanwhile (a running server's), the template is not
     (read as immutable: no ``-shm``/``-wal`` files appear beside it)."""
     mode = "ro" if live else "ro&immutable=1"
-    src = sqlite3.connect(f"file:{source}?mode={mode}", uri=True)
+    src = sqlite3.connect(_sqlite_uri(source, mode), uri=True)
     try:
         dst = sqlite3.connect(target)
         try:
@@ -131,6 +225,38 @@ def _backup(source: Path, target: Path, *, live: bool) -> None:
 SERVER_APP = "prefect.server.api.server:create_app"
 
 
+#: The name of the server's output file in its Prefect home (appended; each start begins
+#: with a line naming the time and the command's pid).
+SERVER_LOG = "server.log"
+
+#: A start that finds the server's output file this big (bytes) starts it anew.
+SERVER_LOG_MAX = 1 << 20
+
+
+def _size(path: Path) -> int:
+    """The size of ``path`` in bytes (0 when it does not exist)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by process ``pid``, from
+    ``/proc/<pid>/stat`` (fields 14 and 15, in clock ticks: proc(5)); None when it cannot be
+    read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class ServerExited(RuntimeError):
+    """The temporary server exited before it answered (a damaged database, a migration
+    that failed): waiting longer would not help."""
+
+
 class TemporaryServer:
     """Prefect's API server for this command, started before Prefect is imported here.
 
@@ -142,6 +268,12 @@ class TemporaryServer:
     other: about 5 s less before the first flow on the 2-core machine
     (``bench/cli.py``), and Prefect's server modules are never imported here.
 
+    The server never outlives this process: Linux sends it SIGTERM when the thread that
+    called :meth:`start` ends, however it ends (:func:`run_server`; call :meth:`start` from
+    the main thread), besides :meth:`stop` and the guard process of the command line. It
+    runs in a process group of its own, so that Ctrl-C in the terminal reaches only the
+    command. Its output (errors only) goes to ``<home>/server.log``, not to the terminal.
+
     :meth:`start` returns at once, holding the home's start lock (one start at a time
     per home: the server migrates the home's SQLite database as it starts); set
     ``PREFECT_API_URL`` to :attr:`api_url` before Prefect is imported; :meth:`wait`
@@ -151,41 +283,62 @@ class TemporaryServer:
 
     def __init__(self, home: Path, template: Path | None, timeout_s: float) -> None:
         """``home``: the ``PREFECT_HOME`` (created); ``template``: the migrated database a
-        fresh home starts from (None: Prefect migrates); ``timeout_s``: how long
-        :meth:`wait` waits for the API."""
+        fresh home starts from (None: Prefect migrates); ``timeout_s``: how long (wall
+        seconds) :meth:`wait` waits while the server makes no progress (uses no CPU)."""
         self.home = home
         self.template = template
         self.timeout_s = timeout_s
         self.process: subprocess.Popen[bytes] | None = None
         self.api_url = ""
+        self.log_path = home / SERVER_LOG
         self._lock: Any = None
         self._fresh = False
+        self._head: str | None = None
 
     def start(self) -> None:
-        """Start the server process (see the class); raises ``OSError`` when the home or
-        the socket cannot be made."""
+        """Start the server process (see the class); raises ``OSError`` when the home, its
+        log or the socket cannot be made, or Prefect is not installed."""
         from filelock import FileLock
 
+        spec = importlib.util.find_spec("prefect")
+        if spec is None or spec.origin is None:
+            raise OSError("Prefect is not installed")
+        package = Path(spec.origin).parent
         self.home.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(self.home / "paperwatch-server-start.lock", thread_local=False)
         self._lock.acquire()
         try:
-            seeded = self.template is not None and seed_database(self.home, self.template)
+            self._head = migrations_head(package) if self.template is not None else None
+            seeded = (
+                self.template is not None
+                and self._head is not None
+                and seed_database(self.home, self.template, self._head)
+            )
             self._fresh = not seeded and not (self.home / DATABASE_NAME).exists()
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            with (
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock,
+                self.log_path.open("ab" if _size(self.log_path) < SERVER_LOG_MAX else "wb") as log,
+            ):
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                log.write(f"--- {stamp} server of paperwatch pid {os.getpid()}\n".encode())
+                log.flush()
                 sock.bind(("127.0.0.1", 0))
                 sock.listen(128)
                 port = sock.getsockname()[1]
-                spec = importlib.util.find_spec("prefect")
-                if spec is None or spec.origin is None:
-                    raise OSError("Prefect is not installed")
-                site = str(Path(spec.origin).parent.parent)
-                command = [sys.executable, "-m", "uvicorn", "--app-dir", site]
+                command = [sys.executable, "-m", __name__, str(os.getpid())]
+                command += ["--app-dir", str(package.parent)]
                 command += ["--factory", SERVER_APP, "--fd", str(sock.fileno())]
                 command += ["--log-level", "error", "--lifespan", "on"]
                 self.process = subprocess.Popen(
                     command,
                     pass_fds=[sock.fileno()],
+                    # A process group of its own: Ctrl-C in the terminal interrupts the
+                    # command, which ends its run and then stops the server; a server
+                    # interrupted too would fail the run's last API calls instead.
+                    process_group=0,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
                     env={
                         **os.environ,
                         "PREFECT_UI_ENABLED": "0",
@@ -195,36 +348,53 @@ class TemporaryServer:
                 )
             self.api_url = f"http://127.0.0.1:{port}/api"
         except BaseException:
+            self.stop()
             self._lock.release()
             raise
 
     def wait(self) -> None:
-        """Block until the API answers ``GET /health`` with 200.
+        """Block until the API answers ``GET /health`` with 200, for as long as the server
+        makes progress: it fails only when the server used no CPU time for ``timeout_s``
+        wall seconds, or more than ``timeout_s`` CPU seconds in all, without answering (a
+        loaded machine slows the start down; it does not stop it).
 
         Raises:
-            RuntimeError: the server exited, or did not answer within ``timeout_s``.
+            ServerExited: the server exited (the message names its log).
+            RuntimeError: it stalled or spun.
         """
         import urllib.error
         import urllib.request
 
         assert self.process is not None, "start() first"
         try:
-            deadline = time.monotonic() + self.timeout_s
+            used = cpu_seconds(self.process.pid) or 0.0
+            last_progress = time.monotonic()
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise RuntimeError(f"it exited with code {code}")
+                    raise ServerExited(f"it exited with code {code}; its output: {self.log_path}")
                 try:
                     with urllib.request.urlopen(f"{self.api_url}/health", timeout=5) as answer:
                         if answer.status == 200:
                             break
                 except (urllib.error.URLError, OSError):
                     pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"it did not answer within {self.timeout_s:.0f} s")
+                now_used = cpu_seconds(self.process.pid)
+                if now_used is not None and now_used > used:
+                    used, last_progress = now_used, time.monotonic()
+                if used > self.timeout_s:
+                    raise RuntimeError(
+                        f"it used {used:.0f} CPU seconds without answering; its output: "
+                        f"{self.log_path}"
+                    )
+                if time.monotonic() - last_progress > self.timeout_s:
+                    raise RuntimeError(
+                        f"it made no progress for {self.timeout_s:.0f} s; its output: "
+                        f"{self.log_path}"
+                    )
                 time.sleep(0.1)
-            if self._fresh and self.template is not None:
-                keep_template(self.home, self.template)
+            if self._fresh and self.template is not None and self._head is not None:
+                keep_template(self.home, self.template, self._head)
         finally:
             self._lock.release()
 
@@ -247,3 +417,26 @@ def warm_imports(modules: Iterable[str]) -> None:
     for name in modules:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+
+
+def run_server(argv: list[str]) -> None:
+    """The server process (``python -m paperwatch.prefect_server <command pid> <uvicorn
+    arguments>``, started by :meth:`TemporaryServer.start`): ask Linux to send it SIGTERM
+    when the thread that started it ends (``PR_SET_PDEATHSIG``, prctl(2)), even by
+    SIGKILL and before any guard process runs; exit (status 70) when that command is
+    already gone; then run uvicorn as ``python -m uvicorn <uvicorn arguments>`` would.
+    Elsewhere than Linux only the guard process and :meth:`TemporaryServer.stop` stop it."""
+    import ctypes
+    import runpy
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != int(argv[0]):
+        sys.exit(70)
+    sys.argv = ["uvicorn", *argv[1:]]
+    runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    run_server(sys.argv[1:])

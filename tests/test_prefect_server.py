@@ -13,32 +13,43 @@ import pytest
 
 from paperwatch.prefect_server import (
     DATABASE_NAME,
+    ServerExited,
     TemporaryServer,
     cache_dir,
     keep_template,
+    migrations_head,
     seed_database,
     template_path,
+    usable_template,
 )
 from tests.conftest import SEEDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _database(path: Path, rows: int, *, wal: bool = True) -> None:
-    """A SQLite database like Prefect's: WAL journal, one table with ``rows`` rows."""
+HEAD = "27d8f4e1a6c9"
+
+
+def _database(path: Path, rows: int, *, wal: bool = True, head: str = HEAD, runs: int = 0) -> None:
+    """A SQLite database like Prefect's: WAL journal, Alembic at ``head``, ``runs`` flow
+    runs, and a table ``mark`` of ``rows`` rows that tells copies apart."""
     con = sqlite3.connect(path)
     if wal:
         con.execute("pragma journal_mode=wal")
     con.execute("create table alembic_version (version_num text)")
-    con.executemany("insert into alembic_version values (?)", [(f"v{i}",) for i in range(rows)])
+    con.execute("insert into alembic_version values (?)", [head])
+    con.execute("create table flow_run (id text)")
+    con.executemany("insert into flow_run values (?)", [(f"r{i}",) for i in range(runs)])
+    con.execute("create table mark (v text)")
+    con.executemany("insert into mark values (?)", [(f"v{i}",) for i in range(rows)])
     con.commit()
     con.close()
 
 
 def _rows(path: Path) -> list[tuple[str]]:
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
-        return con.execute("select version_num from alembic_version order by 1").fetchall()
+        return con.execute("select v from mark order by 1").fetchall()
     finally:
         con.close()
 
@@ -49,9 +60,59 @@ def test_cache_dir_and_template_path_follow_xdg(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c" / "paperwatch"
     assert template_path("3.9.1") == tmp_path / "c" / "paperwatch" / "prefect-3.9.1.db"
-    assert template_path("3.9.1+g1/x").name == "prefect-3.9.1_g1_x.db"
+    assert template_path("3.9.1+g1/x") == tmp_path / "c" / "paperwatch" / "prefect-3.9.1_g1_x.db"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == Path("~/.cache/paperwatch").expanduser()
+    # A relative XDG_CACHE_HOME is ignored (XDG Base Directory Specification).
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert cache_dir() == tmp_path / "h" / ".cache" / "paperwatch"
+
+
+def test_without_a_home_there_is_no_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME unset and the user not in the password database (a container's uid): no cache
+    folder, no template, instead of Path.expanduser's KeyError/RuntimeError."""
+    import pwd
+
+    def unknown(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert cache_dir() is None
+    assert template_path("3.9.1") is None
+
+
+def test_migrations_head_is_the_revision_no_other_revises(tmp_path: Path) -> None:
+    folder = tmp_path / "prefect" / "server" / "database" / "_migrations" / "versions" / "sqlite"
+    folder.mkdir(parents=True)
+    (folder / "a.py").write_text('revision = "aaa"\ndown_revision = None\n', encoding="utf-8")
+    (folder / "b.py").write_text('revision = "bbb"\ndown_revision = "aaa"\n', encoding="utf-8")
+    (folder / "c.py").write_text("revision = 'ccc'\ndown_revision = 'bbb'\n", encoding="utf-8")
+    assert migrations_head(tmp_path / "prefect") == "ccc"
+    (folder / "d.py").write_text('revision = "ddd"\ndown_revision = "bbb"\n', encoding="utf-8")
+    assert migrations_head(tmp_path / "prefect") is None  # two heads: no template
+    assert migrations_head(tmp_path / "nothing") is None
+
+
+def test_the_installed_prefects_head_is_the_one_its_migrations_reach() -> None:
+    """The head read from the files is the revision Prefect's own Alembic script directory
+    names as its head (the installed version's)."""
+    import importlib.util
+
+    from alembic.script import ScriptDirectory
+
+    spec = importlib.util.find_spec("prefect")
+    assert spec is not None and spec.origin is not None
+    package = Path(spec.origin).parent
+    versions = package / "server" / "database" / "_migrations" / "versions" / "sqlite"
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(package / "server" / "database" / "_migrations"))
+    config.set_main_option("version_locations", str(versions))
+    assert migrations_head(package) == ScriptDirectory.from_config(config).get_current_head()
 
 
 def test_keep_template_copies_a_live_database_whole(tmp_path: Path) -> None:
@@ -61,14 +122,14 @@ def test_keep_template_copies_a_live_database_whole(tmp_path: Path) -> None:
     live = sqlite3.connect(home / DATABASE_NAME)  # a server holds it open meanwhile
     try:
         template = tmp_path / "cache" / "prefect-x.db"
-        assert keep_template(home, template)
+        assert keep_template(home, template, HEAD)
     finally:
         live.close()
     assert sorted(p.name for p in template.parent.iterdir()) == ["prefect-x.db"]
     assert _rows(template) == [("v0",), ("v1",), ("v2",)]
     assert sorted(p.name for p in template.parent.iterdir()) == ["prefect-x.db"]
-    _database(home / "other.db", 1)
-    assert not keep_template(home, template)  # one exists: left as it is
+    assert usable_template(template, HEAD)
+    assert not keep_template(home, template, HEAD)  # a usable one exists: left as it is
     assert _rows(template) == [("v0",), ("v1",), ("v2",)]
 
 
@@ -78,12 +139,38 @@ def test_keep_template_without_a_database_or_in_an_unwritable_cache_writes_nothi
     home = tmp_path / "home"
     home.mkdir()
     template = tmp_path / "cache" / "prefect-x.db"
-    assert not keep_template(home, template)
+    assert not keep_template(home, template, HEAD)
     assert not template.parent.exists()
     _database(home / DATABASE_NAME, 2)
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    assert not keep_template(home, blocker / "prefect-x.db")
+    assert not keep_template(home, blocker / "prefect-x.db", HEAD)  # the cache is a file
+    assert blocker.read_text() == "not a folder"
+    readonly = tmp_path / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    try:
+        if os.access(readonly, os.W_OK):
+            pytest.skip("root writes into read-only folders")
+        assert not keep_template(home, readonly / "prefect-x.db", HEAD)
+        assert list(readonly.iterdir()) == []
+    finally:
+        readonly.chmod(0o755)
+
+
+def test_keep_template_never_keeps_a_database_with_runs_or_of_another_head(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    _database(home / DATABASE_NAME, 2, runs=1)
+    template = tmp_path / "cache" / "prefect-x.db"
+    assert not keep_template(home, template, HEAD)
+    assert list(template.parent.iterdir()) == []  # no partial copy either
+    (home / DATABASE_NAME).unlink()
+    _database(home / DATABASE_NAME, 2, head="0000older000")
+    assert not keep_template(home, template, HEAD)
+    assert list(template.parent.iterdir()) == []
 
 
 def test_seed_database_copies_the_template_into_a_fresh_home_only(tmp_path: Path) -> None:
@@ -92,7 +179,7 @@ def test_seed_database_copies_the_template_into_a_fresh_home_only(tmp_path: Path
     before = template.read_bytes()
     home = tmp_path / "home"
     home.mkdir()
-    assert seed_database(home, template)
+    assert seed_database(home, template, HEAD)
     assert _rows(home / DATABASE_NAME) == [("v0",), ("v1",)]
     # The template is read as immutable: nothing written beside it, its bytes unchanged.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "prefect-x.db"]
@@ -101,18 +188,135 @@ def test_seed_database_copies_the_template_into_a_fresh_home_only(tmp_path: Path
     # A home with a database keeps it.
     _database(tmp_path / "own.db", 5, wal=False)
     (home / DATABASE_NAME).write_bytes((tmp_path / "own.db").read_bytes())
-    assert not seed_database(home, template)
+    assert not seed_database(home, template, HEAD)
     assert len(_rows(home / DATABASE_NAME)) == 5
 
 
 def test_a_missing_or_damaged_template_leaves_the_home_to_prefect(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    assert not seed_database(home, tmp_path / "missing.db")
+    assert not seed_database(home, tmp_path / "missing.db", HEAD)
     damaged = tmp_path / "damaged.db"
     damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 600)
-    assert not seed_database(home, damaged)
+    assert not seed_database(home, damaged, HEAD)
     assert list(home.iterdir()) == []  # no database, no partial copy
+
+
+def _bad_templates(tmp_path: Path) -> dict[str, Path]:
+    """Templates a fresh home must not start from: each is refused by seed_database."""
+    good = tmp_path / "good.db"
+    _database(good, 40, wal=False)
+    whole = good.read_bytes()
+    bad = {}
+    for name, content in (
+        ("empty", b""),
+        ("random", bytes(range(256)) * 64),
+        ("truncated", whole[: len(whole) // 2]),
+    ):
+        bad[name] = tmp_path / f"{name}.db"
+        bad[name].write_bytes(content)
+    bad["older"] = tmp_path / "older.db"  # another Prefect version's, renamed
+    _database(bad["older"], 40, wal=False, head="f93e1439f022")
+    bad["with-runs"] = tmp_path / "with-runs.db"
+    _database(bad["with-runs"], 40, wal=False, runs=2)
+    return bad
+
+
+@pytest.mark.parametrize("kind", ["empty", "random", "truncated", "older", "with-runs"])
+def test_a_bad_template_is_not_copied_and_is_replaced_by_the_next_migrated_database(
+    tmp_path: Path, kind: str
+) -> None:
+    """A 0-byte file, random bytes, a copy cut short, another Prefect version's template
+    renamed, or one holding runs: the home gets nothing (Prefect migrates its own, which
+    an empty copy would only hide), and the next kept template replaces it."""
+    template = _bad_templates(tmp_path)[kind]
+    home = tmp_path / "home"
+    home.mkdir()
+    assert not usable_template(template, HEAD)
+    assert not seed_database(home, template, HEAD)
+    assert list(home.iterdir()) == []
+    _database(home / DATABASE_NAME, 3)  # what the server then migrated
+    assert keep_template(home, template, HEAD)
+    assert usable_template(template, HEAD)
+    assert _rows(template) == [("v0",), ("v1",), ("v2",)]
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert seed_database(fresh, template, HEAD)
+    assert _rows(fresh / DATABASE_NAME) == [("v0",), ("v1",), ("v2",)]
+
+
+def test_seeding_removes_journal_files_of_a_deleted_database(tmp_path: Path) -> None:
+    """A user who deleted prefect.db to start over leaves its -wal and -shm: SQLite would
+    apply that journal to the copy."""
+    template = tmp_path / "prefect-x.db"
+    _database(template, 2, wal=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    _database(home / DATABASE_NAME, 7)
+    con = sqlite3.connect(home / DATABASE_NAME)
+    con.execute("pragma wal_autocheckpoint=0")
+    con.executemany("insert into mark values (?)", [(f"w{i}",) for i in range(50)])
+    con.commit()
+    (home / "kept-wal").write_bytes((home / f"{DATABASE_NAME}-wal").read_bytes())
+    con.close()
+    (home / DATABASE_NAME).unlink()
+    (home / f"{DATABASE_NAME}-wal").write_bytes((home / "kept-wal").read_bytes())
+    (home / f"{DATABASE_NAME}-shm").write_bytes(b"\0" * 32768)
+    assert seed_database(home, template, HEAD)
+    assert sorted(p.name for p in home.iterdir()) == ["kept-wal", DATABASE_NAME]
+    assert _rows(home / DATABASE_NAME) == [("v0",), ("v1",)]
+
+
+def test_templates_in_folders_with_spaces_unicode_and_uri_characters(tmp_path: Path) -> None:
+    """SQLite reads the copies through ``file:`` URIs: ``?``, ``#``, ``%`` and spaces in a
+    folder name (XDG_CACHE_HOME, the database's folder) must stay one path."""
+    odd = tmp_path / "my cache ü #1 ?x %41"
+    home = odd / "data" / ".prefect"
+    home.mkdir(parents=True)
+    _database(home / DATABASE_NAME, 4)
+    template = odd / "paperwatch" / "prefect-x.db"
+    assert keep_template(home, template, HEAD)
+    fresh = odd / "other" / ".prefect"
+    fresh.mkdir(parents=True)
+    assert seed_database(fresh, template, HEAD)
+    assert _rows(fresh / DATABASE_NAME) == [("v0",), ("v1",), ("v2",), ("v3",)]
+
+
+def test_an_interrupted_or_killed_copy_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import paperwatch.prefect_server as module
+
+    home = tmp_path / "home"
+    home.mkdir()
+    _database(home / DATABASE_NAME, 2)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    template = cache / "prefect-x.db"
+    # A copy of a process killed meanwhile (a pid that is not running) ...
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    orphan = cache / f".prefect-x.db.{dead.stdout.strip()}.partial"
+    orphan.write_bytes(b"half")
+    real_backup = module._backup
+
+    def interrupted(source: Path, target: Path, *, live: bool) -> None:
+        real_backup(source, target, live=live)
+        raise KeyboardInterrupt  # Ctrl-C after the partial copy was written
+
+    monkeypatch.setattr(module, "_backup", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        keep_template(home, template, HEAD)
+    # ... is removed by the next copy; the interrupted one removed its own.
+    assert list(cache.iterdir()) == []
+    monkeypatch.setattr(module, "_backup", real_backup)
+    orphan.write_bytes(b"half")
+    assert keep_template(home, template, HEAD)
+    assert sorted(p.name for p in cache.iterdir()) == ["prefect-x.db"]
 
 
 @pytest.mark.server
@@ -129,7 +333,10 @@ def test_a_server_that_exits_is_reported_and_leaves_the_start_lock_free(
     server.start()
     try:
         assert server.api_url.startswith("http://127.0.0.1:")
-        with pytest.raises(RuntimeError, match=r"it exited with code \d+"):
+        assert server.process is not None
+        # A process group of its own: the terminal's Ctrl-C does not reach it.
+        assert os.getpgid(server.process.pid) == server.process.pid != os.getpgid(0)
+        with pytest.raises(ServerExited, match=r"^it exited with code \d+; its output: "):
             server.wait()
     finally:
         server.stop()
@@ -220,3 +427,133 @@ def test_prefect_settings_files_of_the_working_directory_leave_the_start_to_pref
     Path("pyproject.toml").write_text("[tool.prefect.api]\nurl = 'x'\n", encoding="utf-8")
     assert _prefect_settings_files() == [Path("prefect.toml"), Path(".env"), Path("pyproject.toml")]
     assert Path.cwd() == tmp_path
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie waiting for its reaper counts as gone)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _wait_gone(pid: int) -> bool:
+    """Poll until ``pid`` is gone, for at most two minutes (a loaded machine is slow to
+    schedule the exit; nothing here depends on how long it takes)."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return _gone(pid)
+
+
+@pytest.mark.server
+def test_a_server_whose_command_is_killed_outright_right_after_the_start_stops(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL of the command between starting the server and starting its guard process
+    (or registering the stop at exit): the kernel stops the server (PR_SET_PDEATHSIG), and
+    the home's start lock is free for the next run."""
+    code = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from paperwatch.prefect_server import TemporaryServer\n"
+        "server = TemporaryServer(Path(sys.argv[1]), None, 600)\n"
+        "server.start()\n"
+        "print(server.process.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env["PREFECT_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
+    pid = int(done.stdout)
+    assert _wait_gone(pid)
+    from filelock import FileLock
+
+    with FileLock(tmp_path / "home" / "paperwatch-server-start.lock", timeout=0):
+        pass
+
+
+#: A stand-in for the server (``python -c``, argv: the listening socket's fd): it works
+#: (uses CPU) in short bursts between sleeps until it has used ``cpu`` CPU seconds, then
+#: answers ``GET /api/health`` with 200.
+_SLOW_SERVER = """
+import http.server, socket, sys, time
+cpu = float(sys.argv[2])
+while time.process_time() < cpu:
+    start = time.process_time()
+    while time.process_time() - start < 0.05:
+        pass
+    time.sleep(0.05)
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/api/health" else 404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Health, bind_and_activate=False)
+server.socket = socket.socket(fileno=int(sys.argv[1]))
+server.serve_forever()
+"""
+
+
+def _stand_in(tmp_path: Path, code: str, *args: str) -> TemporaryServer:
+    """A TemporaryServer whose process is ``python -c code <socket fd> args...``."""
+    import socket
+
+    from filelock import FileLock
+
+    server = TemporaryServer(tmp_path / "home", None, timeout_s=2)
+    server.home.mkdir(parents=True)
+    server._lock = FileLock(server.home / "lock", thread_local=False)
+    server._lock.acquire()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    server.api_url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
+    server.process = subprocess.Popen(
+        [sys.executable, "-c", code, str(sock.fileno()), *args], pass_fds=[sock.fileno()]
+    )
+    sock.close()
+    return server
+
+
+def test_wait_waits_while_the_server_works_and_fails_when_it_stalls_or_spins(
+    tmp_path: Path,
+) -> None:
+    """A slow start (a loaded machine) is waited out for as long as the server uses CPU;
+    a server that uses none for ``timeout_s`` seconds, or more than ``timeout_s`` CPU
+    seconds without answering, is given up on. Here ``timeout_s`` is 2."""
+    slow = _stand_in(tmp_path / "slow", _SLOW_SERVER, "1.5")  # 3 s of work and sleep
+    try:
+        slow.wait()  # a wall-clock limit of 2 s would have failed it
+    finally:
+        slow.stop()
+    stalled = _stand_in(tmp_path / "stalled", "import time; time.sleep(600)")
+    try:
+        with pytest.raises(RuntimeError, match=r"^it made no progress for 2 s; its output: "):
+            stalled.wait()
+    finally:
+        stalled.stop()
+    spinning = _stand_in(tmp_path / "spinning", "while True: pass")
+    try:
+        with pytest.raises(RuntimeError, match=r"^it used \d+ CPU seconds without answering"):
+            spinning.wait()
+    finally:
+        spinning.stop()
+    from filelock import FileLock
+
+    for name in ("slow", "stalled", "spinning"):  # wait() released the start lock each time
+        with FileLock(tmp_path / name / "home" / "lock", timeout=0):
+            pass

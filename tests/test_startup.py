@@ -261,6 +261,27 @@ def test_prefect_gets_a_home_beside_the_database_unless_the_user_chose(tmp_path:
         "None\nNone\n"
     )
 
+    # Settings files of the working directory (the subprocess runs in tmp_path): only a
+    # home or a server set there is the user's choice.
+    profiles.unlink()
+    settings = tmp_path / "prefect.toml"
+    settings.write_text('[logging]\nlevel = "INFO"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == f"{local}\nNone\n"
+    settings.write_text(f'home = "{tmp_path / "mine"}"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    settings.write_text('[api]\nurl = "http://127.0.0.1:1/api"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    settings.unlink()
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("PREFECT_LOGGING_LEVEL=INFO\n", encoding="utf-8")
+    assert home_chosen(tmp_path, env) == f"{local}\nNone\n"
+    dotenv.write_text("export PREFECT_HOME=/srv/prefect\n", encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+    dotenv.unlink()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.prefect.api]\nurl = "http://127.0.0.1:1/api"\n', encoding="utf-8")
+    assert home_chosen(tmp_path, env) == "None\nNone\n"
+
 
 def test_prefect_home_exists_before_prefect_is_imported_in_a_fresh_clone(
     tmp_path: Path,
@@ -386,3 +407,110 @@ def test_a_first_run_on_a_loaded_machine_succeeds(tmp_path: Path) -> None:
     )
     assert f"report of {SEEDS_WEEK}: reports/out/{SEEDS_WEEK}.html" in out.splitlines()
     assert wait_until_no_server(folder / "data" / ".prefect") == []
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_chosen_server_that_does_not_answer_is_one_clear_error(tmp_path: Path) -> None:
+    """PREFECT_API_URL of the user's (environment, profile or prefect.toml) naming a server
+    that is down: exit 1 with one line naming the URL and where it was set, nothing
+    loaded, no temporary server started."""
+    from tests.conftest import SEEDS
+
+    url = f"http://127.0.0.1:{closed_port()}/api"
+    profiles = tmp_path / "user" / ".prefect" / "profiles.toml"
+    profiles.parent.mkdir(parents=True)
+    profiles.write_text(f'active = "mine"\n\n[profiles.mine]\nPREFECT_API_URL = "{url}"\n')
+    cases = {
+        "environment": ({"PREFECT_API_URL": url}, "set in the environment"),
+        "profile": ({"HOME": str(tmp_path / "user")}, f"set by the profile 'mine' of {profiles}"),
+        "prefect.toml": ({}, "set in prefect.toml"),
+    }
+    (tmp_path / "nobody").mkdir()
+    for name, (extra, source) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        if name == "prefect.toml":
+            (folder / "prefect.toml").write_text(f'[api]\nurl = "{url}"\n', encoding="utf-8")
+        env = clean_env(tmp_path / "nobody") | extra
+        done, _ = run_command(["ingest", "--folder", str(SEEDS)], folder, env)
+        assert done.returncode == 1, (name, done.stdout, done.stderr)
+        assert done.stdout == ""
+        assert done.stderr.strip() == (
+            f"error: the Prefect server at {url} ({source}) cannot be used: Failed to reach "
+            f"API at {url}/. Start it (`prefect server start`), or remove PREFECT_API_URL "
+            "there and paperwatch starts a temporary server of its own"
+        ), name
+        assert not (folder / "data" / ".prefect").exists()  # no temporary server's home
+        assert not (folder / "data" / "paperwatch.duckdb").exists()  # checked before loading
+
+
+def test_without_a_home_directory_prefect_still_gets_the_databases_home(tmp_path: Path) -> None:
+    """HOME unset and the user's uid not in the password database (a container's user):
+    no profiles file to read and no cache folder, instead of Path.expanduser's KeyError."""
+    database = tmp_path / "data" / "paperwatch.duckdb"
+    code = (
+        "import pwd\n"
+        "def unknown(uid): raise KeyError(f'getpwuid(): uid not found: {uid}')\n"
+        "pwd.getpwuid = unknown\n"
+        "from pathlib import Path\n"
+        "from paperwatch.cli import prefect_home\n"
+        "from paperwatch.prefect_server import template_path\n"
+        f"print(prefect_home(Path({str(database)!r})))\n"
+        "print(template_path('3.9.1'))\n"
+    )
+    env = clean_env(tmp_path)
+    del env["HOME"]
+    env.pop("XDG_CACHE_HOME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\nNone\n"
+
+
+@pytest.mark.server
+def test_ctrl_c_in_the_terminal_during_the_flow_ends_the_run_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C sends SIGINT to the terminal's whole process group: the command stops its
+    run (exit 130) and then its server, which must not have died first (the run's last
+    API calls then failed with "unexpected ConnectError ... please report it")."""
+    import signal
+
+    folder = project(tmp_path, "clone")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paperwatch", "run", "--as-of", SEEDS_AS_OF],
+        cwd=folder,
+        env=clean_env(tmp_path / "user"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the group a terminal would signal
+    )
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:  # the runs' progress lines go to stderr
+        seen.append(line)
+        if "Beginning flow run" in line:  # the flow runs: the server answered
+            os.killpg(process.pid, signal.SIGINT)
+            break
+    out, err = process.communicate(timeout=1200)
+    assert process.returncode == 130, "".join(seen) + out + err
+    assert "unexpected" not in err and "ConnectError" not in err, err
+    home = folder / "data" / ".prefect"
+    assert wait_until_no_server(home) == []
+    from filelock import FileLock
+
+    with FileLock(home / "paperwatch-server-start.lock", timeout=0):
+        pass
