@@ -338,26 +338,31 @@ class TemplateCodeCache(FileSystemBytecodeCache):
             pass  # a read-only or full cache: the template was compiled, nothing is lost
 
 
-def template_cache_dir() -> Path:
+def template_cache_dir() -> Path | None:
     """Folder of the compiled templates: ``<user cache>/templates-<key>`` (the user cache
     of :func:`paperwatch.prefect_server.cache_dir`, ``$XDG_CACHE_HOME/paperwatch``), where
     ``<key>`` is a hash of the Jinja2 version, the Python version and the compile options,
-    which the compiled code depends on."""
+    which the compiled code depends on. None when there is no home to find a cache in: the
+    templates are then compiled on every run."""
     from paperwatch.prefect_server import cache_dir
 
+    base = cache_dir()
+    if base is None:
+        return None
     options = repr(
         (jinja2.__version__, sys.version_info[:2], sorted(_TEMPLATE_OPTIONS.items()), _AUTOESCAPED)
     )
-    return cache_dir() / f"templates-{hashlib.sha256(options.encode()).hexdigest()[:16]}"
+    return base / f"templates-{hashlib.sha256(options.encode()).hexdigest()[:16]}"
 
 
 @cache
 def _environment() -> Environment:
+    folder = template_cache_dir()
     env = Environment(
         loader=FileSystemLoader(str(resource_dir("templates"))),
         autoescape=select_autoescape(enabled_extensions=_AUTOESCAPED, default=False),
         undefined=StrictUndefined,
-        bytecode_cache=TemplateCodeCache(str(template_cache_dir()), "%s.cache"),
+        bytecode_cache=None if folder is None else TemplateCodeCache(str(folder), "%s.cache"),
         **_TEMPLATE_OPTIONS,
     )
     env.filters["plural"] = lambda n, word, words=None: (

@@ -404,7 +404,7 @@ def test_compiled_templates_are_kept_in_the_user_cache(
     first = render_report(data)
     assert sorted(compiled) == ["report.html.j2", "report.txt.j2"]
     folder = report.template_cache_dir()
-    assert folder.parent == tmp_path / "cache" / "paperwatch"
+    assert folder is not None and folder.parent == tmp_path / "cache" / "paperwatch"
     assert len([p for p in folder.iterdir() if p.suffix == ".cache"]) == 2
     compiled.clear()
     report._environment.cache_clear()  # a new process
@@ -436,3 +436,32 @@ def test_an_unwritable_template_cache_only_means_compiling_again(
         "report.txt.j2",
     ]
     assert again.html == first.html and blocker.read_text(encoding="utf-8").startswith("a file")
+
+
+def test_without_a_home_the_templates_are_compiled_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HOME unset and the user not in the password database (a container's uid): no cache
+    folder, so no compiled code is kept, and the report renders all the same."""
+    import pwd
+
+    from paperwatch import report
+
+    def unknown(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert report.template_cache_dir() is None
+    compiled = _compiles(monkeypatch)
+    data = data_of([paper()])
+    report._environment.cache_clear()
+    first = render_report(data)
+    report._environment.cache_clear()
+    again = render_report(data)
+    report._environment.cache_clear()
+    assert report._environment().bytecode_cache is None
+    report._environment.cache_clear()
+    assert sorted(compiled) == ["report.html.j2"] * 2 + ["report.txt.j2"] * 2
+    assert again.html == first.html and "EvilNet" in first.text
