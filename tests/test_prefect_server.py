@@ -540,18 +540,16 @@ def test_wait_waits_while_the_server_works_and_fails_when_it_stalls_or_spins(
         slow.wait()  # a wall-clock limit of 2 s would have failed it
     finally:
         slow.stop()
-    stalled = _stand_in(tmp_path / "stalled", "import time; time.sleep(600)")
-    try:
-        with pytest.raises(RuntimeError, match=r"^it made no progress for 2 s; its output: "):
-            stalled.wait()
-    finally:
-        stalled.stop()
-    spinning = _stand_in(tmp_path / "spinning", "while True: pass")
-    try:
-        with pytest.raises(RuntimeError, match=r"^it used \d+ CPU seconds without answering"):
-            spinning.wait()
-    finally:
-        spinning.stop()
+    for name, code, message in (
+        ("stalled", "import time; time.sleep(600)", r"^it made no progress for 2 s; its output: "),
+        ("spinning", "while True: pass", r"^it used \d+ CPU seconds without answering"),
+    ):
+        given_up = _stand_in(tmp_path / name, code)
+        try:
+            with pytest.raises(RuntimeError, match=message):
+                given_up.wait()
+        finally:
+            given_up.stop()
     from filelock import FileLock
 
     for name in ("slow", "stalled", "spinning"):  # wait() released the start lock each time

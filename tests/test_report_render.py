@@ -414,14 +414,11 @@ def test_compiled_templates_are_kept_in_the_user_cache(
     assert (again.html, again.text, again.csv) == (first.html, first.text, first.csv)
 
 
-def test_an_unwritable_template_cache_only_means_compiling_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _rendered_twice_as_new_processes(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, list[str]]:
+    """Render one report twice, each time with a new template environment (as two
+    processes would): the two renderings and the templates compiled meanwhile."""
     from paperwatch import report
 
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("a file where the cache folder would go", encoding="utf-8")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     compiled = _compiles(monkeypatch)
     data = data_of([paper()])
     report._environment.cache_clear()
@@ -429,12 +426,17 @@ def test_an_unwritable_template_cache_only_means_compiling_again(
     report._environment.cache_clear()
     again = render_report(data)
     report._environment.cache_clear()
-    assert sorted(compiled) == [
-        "report.html.j2",
-        "report.html.j2",
-        "report.txt.j2",
-        "report.txt.j2",
-    ]
+    return first, again, sorted(compiled)
+
+
+def test_an_unwritable_template_cache_only_means_compiling_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    first, again, compiled = _rendered_twice_as_new_processes(monkeypatch)
+    assert compiled == ["report.html.j2"] * 2 + ["report.txt.j2"] * 2
     assert again.html == first.html and blocker.read_text(encoding="utf-8").startswith("a file")
 
 
@@ -454,14 +456,8 @@ def test_without_a_home_the_templates_are_compiled_each_time(
     monkeypatch.delenv("HOME", raising=False)
     monkeypatch.setattr(pwd, "getpwuid", unknown)
     assert report.template_cache_dir() is None
-    compiled = _compiles(monkeypatch)
-    data = data_of([paper()])
-    report._environment.cache_clear()
-    first = render_report(data)
-    report._environment.cache_clear()
-    again = render_report(data)
-    report._environment.cache_clear()
+    first, again, compiled = _rendered_twice_as_new_processes(monkeypatch)
     assert report._environment().bytecode_cache is None
     report._environment.cache_clear()
-    assert sorted(compiled) == ["report.html.j2"] * 2 + ["report.txt.j2"] * 2
+    assert compiled == ["report.html.j2"] * 2 + ["report.txt.j2"] * 2
     assert again.html == first.html and "EvilNet" in first.text

@@ -214,6 +214,18 @@ def test_report_of_a_missing_database_is_refused_before_anything_starts(tmp_path
 # ---------------------------------------------------------------- Prefect's home
 
 
+def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c code`` in ``env``; its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
 def home_chosen(tmp_path: Path, env: dict[str, str]) -> str:
     """What :func:`paperwatch.cli.prefect_home` decides in a fresh process for a database
     at ``tmp_path/data/paperwatch.duckdb``: the home it set, or ``None``; then the
@@ -223,14 +235,8 @@ def home_chosen(tmp_path: Path, env: dict[str, str]) -> str:
         f"print(prefect_home(Path({str(tmp_path / 'data' / 'paperwatch.duckdb')!r}))); "
         "print(os.environ.get('PREFECT_PROFILES_PATH'))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
+    done = _python(code, env)
+    assert done.returncode == 0, done.stderr
     return done.stdout
 
 
@@ -469,14 +475,7 @@ def test_without_a_home_directory_prefect_still_gets_the_databases_home(tmp_path
     env = clean_env(tmp_path)
     del env["HOME"]
     env.pop("XDG_CACHE_HOME", None)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = _python(code, env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\nNone\n"
 
