@@ -19,8 +19,9 @@ def test_every_expectation_has_severity_and_reason() -> None:
         assert all(e["meta"]["severity"] in ("critical", "warning") for e in suite["expectations"])
 
 
-def test_failures_map_to_rows_with_detailed_reasons() -> None:
-    frame = pl.DataFrame(
+def _three_entries() -> pl.DataFrame:
+    """Rows of the ``papers`` suite: row 1 too short (critical), row 2 unbalanced markup."""
+    return pl.DataFrame(
         {
             "file": ["a.txt", "a.txt", "b.txt"],
             "position": [1, 2, 1],
@@ -40,6 +41,10 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
             "no_abstract": [False, False, False],
         }
     )
+
+
+def test_failures_map_to_rows_with_detailed_reasons() -> None:
+    frame = _three_entries()
     result = validate_frame(frame, "papers")
     assert [r.outcome for r in result.results].count("error") == 0
     failures = result.critical_failures()
@@ -54,6 +59,23 @@ def test_failures_map_to_rows_with_detailed_reasons() -> None:
     ]
     per_file = result.for_rows([2])
     assert [r.unexpected_count for r in per_file.results if r.outcome == "failed"] == [1]
+
+
+def test_frames_are_validated_without_the_batch_fingerprint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Great Expectations' md5 fingerprint of each frame (a batch marker nothing reads) is
+    not computed; the results are those of the test above."""
+    validate_frame(_three_entries(), "papers")  # the context exists, as in a run
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    def refused(df: object) -> str:
+        raise AssertionError("the frame was fingerprinted")
+
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", refused)
+    result = validate_frame(_three_entries(), "papers")
+    assert [r.outcome for r in result.results].count("error") == 0
+    assert sorted(result.critical_failures()) == [1]
 
 
 def test_broken_expectation_is_an_error_not_a_data_failure(
