@@ -49,14 +49,13 @@ STORAGE_COMPATIBILITY = "v1.5.0"
 
 #: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB). The
 #: papers' rows go through the write-ahead log (appends of fewer rows than a row group), so
-#: a 100,000-abstract run logs about 540 MB. With 1 GB it was all checkpointed at the end,
-#: about 6 s while the workers had nothing left to do; with 256 MB two checkpoints happen
-#: while the workers prepare the next batches and the last takes about 2 s: 68.4 and
-#: 70.7 s against 73.9 and 71.9 s for the 100k run of ``bench/cli.py``, interleaved on
-#: the 2-core machine (128 MB: 73.6 and 73.5 s, its five checkpoints cost more than they
-#: overlap). Tables with an index would be rewritten whole at every checkpoint, which is
-#: why the bulk tables have none (``sql/migrations/0001_unindexed_bulk_tables.sql``).
-SESSION_CHECKPOINT_THRESHOLD = "256MB"
+#: a 100,000-abstract run logs about 540 MB and checkpoints it at the end (about 6 s). 256 MB
+#: was tried, so that checkpoints would overlap the workers: 72.1 and 74.2 s against 74.3
+#: and 74.0 s with 1 GB for the 100k run of ``bench/cli.py`` on the 2-core machine, and
+#: about 300 MiB more peak RSS; it was not kept. Tables with an index would be rewritten
+#: whole at every checkpoint, which is why the bulk tables have none
+#: (``sql/migrations/0001_unindexed_bulk_tables.sql``).
+SESSION_CHECKPOINT_THRESHOLD = "1GB"
 #: DuckDB's memory limit per CPU core (it runs a thread per core, each with its own
 #: buffers), and at least :data:`MIN_MEMORY_LIMIT_MB` in all; see :func:`memory_limit`.
 MEMORY_LIMIT_PER_CORE_MB = 256
