@@ -48,7 +48,7 @@ STORAGE_COMPATIBILITY = "v1.5.0"
 
 
 #: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB). The
-#: papers' rows go through the write-ahead log (appends of fewer rows than a row group), so
+#: batches' appends of fewer rows than a row group go through the write-ahead log, so
 #: a 100,000-abstract run logs about 540 MB and checkpoints it at the end (about 6 s). 256 MB
 #: was tried, so that checkpoints would overlap the workers: 72.1 and 74.2 s against 74.3
 #: and 74.0 s with 1 GB for the 100k run of ``bench/cli.py`` on the 2-core machine, and
