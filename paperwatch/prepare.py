@@ -247,6 +247,9 @@ def prepare_files(
     ``dedup`` (``Settings.dedup``), the MinHash signatures of the abstracts are computed
     too (:attr:`PreparedBatch.signatures`), so the process that loads the batch does not.
 
+    The files are returned :meth:`~paperwatch.ingest.PreparedFile.without_entries`: their
+    entries are the rows of :attr:`PreparedBatch.entries` (``entry_count`` says how many).
+
     An exception (or a Polars panic) while preparing a file, building its suite rows or
     extracting its terms puts that file in :attr:`PreparedBatch.failed` with the reason;
     the other files are prepared. One while computing signatures leaves the batch without
@@ -282,6 +285,8 @@ def prepare_files(
         # A cache: when it cannot be computed, the papers are sketched where they are loaded.
         with suppress(Exception, PanicException):
             batch.signatures = batch_signatures(batch_texts(batch.prepared), dedup)
+    # Their rows are in batch.entries: the objects would be pickled a second time.
+    batch.prepared = [file.without_entries() for file in batch.prepared]
     return batch
 
 

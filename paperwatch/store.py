@@ -971,7 +971,7 @@ def _load_file(
                 "status": "duplicate",
                 "duplicate_of": int(original[0]),
                 "reason": reason,
-                "entry_count": len(prepared.entries),
+                "entry_count": prepared.entry_count,
                 "entries_loaded": 0,
                 "entries_quarantined": 0,
             },
@@ -987,9 +987,9 @@ def _load_file(
             | {
                 "status": "quarantined",
                 "reason": "; ".join(reasons),
-                "entry_count": len(prepared.entries) if prepared.is_text else None,
+                "entry_count": prepared.entry_count if prepared.is_text else None,
                 "entries_loaded": 0,
-                "entries_quarantined": len(prepared.entries) if prepared.is_text else 0,
+                "entries_quarantined": prepared.entry_count if prepared.is_text else 0,
             },
         )
         _validation_rows(w, file_id, run, checked.file_checks)
@@ -1006,8 +1006,8 @@ def _load_file(
             status="quarantined",
             file_id=file_id,
             reason="; ".join(reasons),
-            entries=len(prepared.entries),
-            entries_quarantined=len(prepared.entries),
+            entries=prepared.entry_count,
+            entries_quarantined=prepared.entry_count,
         )
 
     failures = validation.critical_failures()

@@ -22,7 +22,7 @@ from paperwatch.batches import (
     prepare_files,
     split_results,
 )
-from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, entries_frame, scan_folder
+from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, scan_folder
 from paperwatch.validate import ExpectationResult, SuiteResult
 from paperwatch.workers import FAULT_ENV
 
@@ -78,7 +78,10 @@ def test_a_pool_sends_back_one_entries_frame_per_chunk(
     assert pooled.entries.height == 57
     assert pooled.entries.schema == pl.Schema(ENTRY_SCHEMA)
     assert pooled.entries.equals(alone.entries)
-    assert pooled.entries.equals(entries_frame(alone.prepared))
+    # The files come back without their entry objects (the frame holds them), counted.
+    assert all(f.entries == () for f in pooled.prepared)
+    assert [f.entry_count for f in pooled.prepared] == [f.entry_count for f in alone.prepared]
+    assert sum(f.entry_count for f in pooled.prepared if f.is_text) == 57
     assert pooled.vanished == alone.vanished == [("p902.txt", GONE)]
     assert [(f.stat.rel, f.reason) for f in pooled.failed] == [
         ("p010.txt", f.reason) for f in alone.failed
@@ -298,7 +301,9 @@ def test_workers_compute_the_signatures_the_loader_would(
         pooled = prepare_batch(stats, MAX_BYTES, pool, dedup)
     finally:
         pool.shutdown()
-    texts = prepare.batch_texts(pooled.prepared)
+    texts: dict[str, str] = {}
+    for abstract in pooled.entries["abstract"].drop_nulls():  # the clean abstracts, in order
+        texts.setdefault(abstract_key(abstract), abstract)
     assert len(texts) == 55  # 57 entries: 2 repeat an abstract of the seeds
     assert pooled.signatures["key"].to_list() == list(texts)
     assert pooled.signatures.schema["signature"] == pl.Array(pl.UInt32, 128)
