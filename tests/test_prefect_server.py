@@ -13,13 +13,17 @@ import pytest
 
 from paperwatch.prefect_server import (
     DATABASE_NAME,
+    SETUP_MARKER,
     ServerExited,
     TemporaryServer,
     cache_dir,
     keep_template,
     migrations_head,
     seed_database,
+    set_up_for,
+    setup_key,
     template_path,
+    template_setup_path,
     usable_template,
 )
 from tests.conftest import SEEDS
@@ -409,6 +413,47 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
     finally:
         con.close()
     assert versions[0] == versions[1]
+    # Both homes are marked set up for this Prefect, and so is the template. The first
+    # start registered the block types (Prefect memoises that in memo_store.toml); the
+    # second, from the template made under the same key, skipped that and the migration
+    # check (so Prefect wrote no memo there).
+    key = setup_key(Path(prefect.__file__).parent, versions[0][0][0])
+    assert key.startswith(versions[0][0][0] + " prefect-")
+    assert (tmp_path / "first" / ".prefect" / SETUP_MARKER).read_text() == key
+    assert (tmp_path / "second" / ".prefect" / SETUP_MARKER).read_text() == key
+    assert template_setup_path(template).read_text() == key  # type: ignore[union-attr]
+    assert (tmp_path / "first" / ".prefect" / "memo_store.toml").is_file()
+    assert not (tmp_path / "second" / ".prefect" / "memo_store.toml").exists()
+
+
+def test_a_home_counts_as_set_up_only_under_the_same_key_and_migration_head(
+    tmp_path: Path,
+) -> None:
+    """A start skips Prefect's migration check and block registration only in a home whose
+    marker holds this installation's key and whose database is still at that head."""
+    site = tmp_path / "site"
+    (site / "prefect").mkdir(parents=True)
+    for name in ("prefect-3.9.1.dist-info", "prefect_dask-0.3.7.dist-info", "polars-1.dist-info"):
+        (site / name).mkdir()
+    key = setup_key(site / "prefect", HEAD)
+    assert key == f"{HEAD} prefect-3.9.1.dist-info prefect_dask-0.3.7.dist-info"
+    home = tmp_path / "home"
+    home.mkdir()
+    assert not set_up_for(home, key)  # no marker, no database
+    (home / SETUP_MARKER).write_text(key)
+    assert not set_up_for(home, key)  # no database
+    _database(home / DATABASE_NAME, 1)
+    assert set_up_for(home, key)
+    (site / "prefect_aws-0.5.0.dist-info").mkdir()  # a collection installed since
+    assert not set_up_for(home, setup_key(site / "prefect", HEAD))
+    assert not set_up_for(home, key.replace(HEAD, "0123456789ab"))  # another Prefect
+    (home / DATABASE_NAME).unlink()
+    _database(home / DATABASE_NAME, 1, head="0123456789ab")  # replaced by another head
+    assert not set_up_for(home, key)
+    (home / DATABASE_NAME).write_bytes(b"not a database" * 100)
+    assert not set_up_for(home, key)
+    assert template_setup_path(None) is None
+    assert template_setup_path(tmp_path / "prefect-3.9.1.db") == tmp_path / "prefect-3.9.1.db.setup"
 
 
 def test_prefect_settings_files_of_the_working_directory_leave_the_start_to_prefect(
