@@ -280,6 +280,8 @@ def plan_batches(
             ):
                 start -= 1
                 size += files[start].size
+            if start == end:  # only the first file is left: it is the head's
+                break
             tail.insert(0, files[start:end])
             end = start
         files = files[:end]
