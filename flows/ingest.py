@@ -62,6 +62,7 @@ from paperwatch.store import (
     known_stats,
     recognise_known_content,
     record_ignored,
+    recorded_sequence_numbers,
     start_run,
 )
 from paperwatch.trending import update_paper_terms
@@ -432,9 +433,7 @@ def ingest_listings(
                 for outcome in outcomes:
                     summary.add(outcome)
                     new_papers += outcome.new_papers
-                numbers |= {
-                    f.sequence_number for f in read.prepared if f.sequence_number is not None
-                }
+                numbers |= recorded_sequence_numbers(outcomes)
                 signatures = new_paper_signatures(read, outcomes)
                 del read, checked
                 if new_papers:  # per batch: memory stays bounded, the pairs are the same

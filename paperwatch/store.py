@@ -21,9 +21,11 @@ A failure part-way through a file rolls its transaction back: no half-loaded fil
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
+from pathlib import PurePath
 from typing import cast
 
 import duckdb
@@ -124,6 +126,19 @@ def known_sequence_numbers(con: duckdb.DuckDBPyConnection) -> set[int]:
         "where sequence_number is not null and status not in ('duplicate', 'moved')"
     ).fetchall()
     return {int(r[0]) for r in rows}
+
+
+def recorded_sequence_numbers(outcomes: Iterable[FileOutcome]) -> set[int]:
+    """Sequence numbers that ``outcomes`` (of :func:`load_batch`) added to the listings
+    :func:`known_sequence_numbers` reads back: those of files loaded or quarantined, not
+    of copies, moves or files that vanished (so a run's later batches see the numbers a
+    later run would)."""
+    numbers = (
+        sequence_number(PurePath(o.rel).name)
+        for o in outcomes
+        if o.status in ("loaded", "quarantined")
+    )
+    return {n for n in numbers if n is not None}
 
 
 def known_content_sizes(con: duckdb.DuckDBPyConnection) -> set[int]:

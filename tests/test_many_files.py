@@ -320,3 +320,68 @@ def test_workers_compute_the_signatures_the_loader_would(
     monkeypatch.setattr(prepare, "batch_signatures", broken)
     alone = prepare_files(stats[:5], MAX_BYTES, dedup)
     assert len(alone.prepared) == 5 and not alone.failed and alone.signatures.height == 0
+
+
+def _listing(number: int, topic: str) -> tuple[str, str]:
+    return (
+        f"{number:03d}_{number:016x}.txt",
+        "ICLR 2026 accepted papers\n\n"
+        f"We study {topic} under a fixed compute budget and show that a small change to the "
+        f"training schedule of {topic} models removes most of the gap to much larger ones.\n",
+    )
+
+
+def _gap_findings(database: Path) -> tuple[list[tuple], list[tuple]]:
+    return rows(
+        database,
+        "select f.path, v.unexpected_examples from validation_results v "
+        "join listing_files f using (file_id) "
+        "where v.expectation like '%sequence_gap%' and v.outcome = 'failed' order by all",
+    ), rows(database, "select * from sequence_gaps order by all")
+
+
+def test_a_copy_under_another_number_leaves_that_number_missing_in_every_batching(
+    tmp_path: Path,
+) -> None:
+    """``003`` holds the bytes of ``001``: a copy, recorded as a duplicate, so 003 is missing
+    (the view ``sequence_gaps`` says so) and ``004`` follows a gap, whether the copy was in
+    the same batch, an earlier batch of the run, or an earlier run (a run killed half-way
+    and run again). Before, a copy filled the gap when it was read in the same run."""
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    for number, topic in [(1, "sparse routing"), (2, "birdsong counting"), (4, "table parsing")]:
+        name, text = _listing(number, topic)
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / _listing(3, "")[0]).write_bytes((folder / _listing(1, "")[0]).read_bytes())
+    stats = list(scan_folder(folder).files)
+    assert [s.name[:3] for s in stats] == ["001", "002", "003", "004"]
+
+    batch = prepare_files(stats, MAX_BYTES)
+    assert check_batch(batch, set()).files["sequence_gap"].to_list() == [None, None, None, "003"]
+    one_batch = tmp_path / "one.duckdb"
+    with db.writer(one_batch) as con:
+        outcomes = load_batch(con, batch, check_batch(batch, set()), RUN, MAX_BYTES)
+    assert [o.status for o in outcomes] == ["loaded", "loaded", "duplicate", "loaded"]
+    assert store.recorded_sequence_numbers(outcomes) == {1, 2, 4}
+
+    per_file = tmp_path / "per-file.duckdb"  # a batch per file, as small batches cut it
+    with db.writer(per_file) as con:
+        numbers: set[int] = set()
+        for stat in stats:
+            one = prepare_files([stat], MAX_BYTES)
+            numbers |= store.recorded_sequence_numbers(
+                load_batch(con, one, check_batch(one, numbers), RUN, MAX_BYTES)
+            )
+
+    two_runs = tmp_path / "two-runs.duckdb"  # the first three in a run, then the last
+    with db.writer(two_runs) as con:
+        first = prepare_files(stats[:3], MAX_BYTES)
+        load_batch(con, first, check_batch(first, set()), RUN, MAX_BYTES)
+        last = prepare_files(stats[3:], MAX_BYTES)
+        known = store.known_sequence_numbers(con)
+        assert known == {1, 2}
+        load_batch(con, last, check_batch(last, known), RUN, MAX_BYTES)
+
+    expected = ([("004_0000000000000004.txt", ["003"])], [(2, 4, 1)])
+    assert _gap_findings(one_batch) == _gap_findings(per_file) == _gap_findings(two_runs)
+    assert _gap_findings(one_batch) == expected
