@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import stat as stat_mod
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -604,13 +604,19 @@ FILE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 
 
 def files_frame(
-    files: Iterable[PreparedFile], known_sequence_numbers: Iterable[int]
+    files: Iterable[PreparedFile],
+    known_sequence_numbers: Iterable[int],
+    known_contents: Collection[str] = (),
 ) -> pl.DataFrame:
     """One row per prepared file with the facts the ``listing_files`` suite checks.
 
     Args:
         files: the batch, in order.
         known_sequence_numbers: sequence numbers of files recorded before this batch.
+        known_contents: sha256 of files recorded before this batch in the same run (files
+            recorded by earlier runs are recognised by content before a run's batches):
+            a file with the bytes of one of them, or of an earlier file of the batch, is
+            loaded as a copy, so its sequence number fills no gap (:func:`sequence_gaps`).
 
     Returns:
         A frame with the columns of ``FILE_SCHEMA``; ``entry_count`` is null for a
@@ -620,11 +626,12 @@ def files_frame(
     """
     files = list(files)
     numbers: list[int] = []
-    copies: list[int] = []  # a later file with the bytes of an earlier one: loaded as a copy
+    copies: list[int] = []
     contents: set[str] = set()
     for f in files:
         if f.sequence_number is not None:
-            (copies if f.sha256 and f.sha256 in contents else numbers).append(f.sequence_number)
+            copy = bool(f.sha256) and (f.sha256 in contents or f.sha256 in known_contents)
+            (copies if copy else numbers).append(f.sequence_number)
         contents.add(f.sha256)
     gaps = sequence_gaps(numbers, known_sequence_numbers, copies=copies)
     rows = [

@@ -340,13 +340,32 @@ def _gap_findings(database: Path) -> tuple[list[tuple], list[tuple]]:
     ), rows(database, "select * from sequence_gaps order by all")
 
 
+def _load_in_batches(database: Path, batches: list[list[ListingFileStat]]) -> None:
+    """Load ``batches`` as one run of the flow does: files whose bytes earlier runs recorded
+    first (recognised by content, not parsed), then each batch of the others checked against
+    the numbers and contents recorded before it."""
+    with db.writer(database) as con:
+        every = [s for stats in batches for s in stats]
+        hashed = [(s, prepare_files([s], MAX_BYTES).prepared[0].sha256) for s in every]
+        present = {s.rel for s in every}
+        known = {o.rel for o in store.recognise_known_content(con, hashed, present, RUN)}
+        numbers, contents = store.known_sequence_numbers(con), set[str]()
+        for stats in ([s for s in b if s.rel not in known] for b in batches):
+            batch = prepare_files(stats, MAX_BYTES)
+            checked = check_batch(batch, numbers, contents)
+            numbers |= store.recorded_sequence_numbers(
+                load_batch(con, batch, checked, RUN, MAX_BYTES)
+            )
+            contents |= {f.sha256 for f in batch.prepared}
+
+
 def test_a_copy_under_another_number_leaves_that_number_missing_in_every_batching(
     tmp_path: Path,
 ) -> None:
     """``003`` holds the bytes of ``001``: a copy, recorded as a duplicate, so 003 is missing
     (the view ``sequence_gaps`` says so) and ``004`` follows a gap, whether the copy was in
-    the same batch, an earlier batch of the run, or an earlier run (a run killed half-way
-    and run again). Before, a copy filled the gap when it was read in the same run."""
+    the batch of its original, in a later batch of the run, or in a later run (a run killed
+    half-way and run again). Before, a copy filled the gap when it was read in the same run."""
     folder = tmp_path / "listings"
     folder.mkdir()
     for number, topic in [(1, "sparse routing"), (2, "birdsong counting"), (4, "table parsing")]:
@@ -358,30 +377,26 @@ def test_a_copy_under_another_number_leaves_that_number_missing_in_every_batchin
 
     batch = prepare_files(stats, MAX_BYTES)
     assert check_batch(batch, set()).files["sequence_gap"].to_list() == [None, None, None, "003"]
-    one_batch = tmp_path / "one.duckdb"
-    with db.writer(one_batch) as con:
+    later = prepare_files(stats[2:], MAX_BYTES)
+    assert check_batch(later, {1, 2}).files["sequence_gap"].to_list() == [None, None]
+    copy_of_001 = {prepare_files(stats[:1], MAX_BYTES).prepared[0].sha256}
+    assert check_batch(later, {1, 2}, copy_of_001).files["sequence_gap"].to_list() == [None, "003"]
+    with db.writer(tmp_path / "statuses.duckdb") as con:
         outcomes = load_batch(con, batch, check_batch(batch, set()), RUN, MAX_BYTES)
     assert [o.status for o in outcomes] == ["loaded", "loaded", "duplicate", "loaded"]
     assert store.recorded_sequence_numbers(outcomes) == {1, 2, 4}
 
-    per_file = tmp_path / "per-file.duckdb"  # a batch per file, as small batches cut it
-    with db.writer(per_file) as con:
-        numbers: set[int] = set()
-        for stat in stats:
-            one = prepare_files([stat], MAX_BYTES)
-            numbers |= store.recorded_sequence_numbers(
-                load_batch(con, one, check_batch(one, numbers), RUN, MAX_BYTES)
-            )
-
-    two_runs = tmp_path / "two-runs.duckdb"  # the first three in a run, then the last
-    with db.writer(two_runs) as con:
-        first = prepare_files(stats[:3], MAX_BYTES)
-        load_batch(con, first, check_batch(first, set()), RUN, MAX_BYTES)
-        last = prepare_files(stats[3:], MAX_BYTES)
-        known = store.known_sequence_numbers(con)
-        assert known == {1, 2}
-        load_batch(con, last, check_batch(last, known), RUN, MAX_BYTES)
-
     expected = ([("004_0000000000000004.txt", ["003"])], [(2, 4, 1)])
-    assert _gap_findings(one_batch) == _gap_findings(per_file) == _gap_findings(two_runs)
-    assert _gap_findings(one_batch) == expected
+    cuts = {
+        "one batch": [stats],
+        "a batch per file": [[stat] for stat in stats],
+        "the copy in a later batch with 004": [stats[:2], stats[2:]],
+    }
+    for name, batches in cuts.items():
+        database = tmp_path / f"{name}.duckdb"
+        _load_in_batches(database, batches)
+        assert _gap_findings(database) == expected, name
+    two_runs = tmp_path / "two-runs.duckdb"  # 001 and 002 in a run, the rest in the next
+    _load_in_batches(two_runs, [stats[:2]])
+    _load_in_batches(two_runs, [stats[2:]])
+    assert _gap_findings(two_runs) == expected
