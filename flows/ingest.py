@@ -62,6 +62,7 @@ from paperwatch.store import (
     known_stats,
     recognise_known_content,
     record_ignored,
+    recorded_sequence_numbers,
     start_run,
 )
 from paperwatch.trending import update_paper_terms
@@ -165,10 +166,13 @@ def read_listing_files(
 
 
 @task(name="validate-listing-files", cache_policy=NO_CACHE)
-def validate_listing_files(batch: PreparedBatch, sequence_numbers: set[int]) -> CheckedBatch:
+def validate_listing_files(
+    batch: PreparedBatch, sequence_numbers: set[int], contents: set[str] | None = None
+) -> CheckedBatch:
     """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
-    the entries of the files that passed it (never retried: a failure is a finding)."""
-    return check_batch(batch, sequence_numbers)
+    the entries of the files that passed it (never retried: a failure is a finding).
+    ``contents``: sha256 of the files the run recorded before this batch."""
+    return check_batch(batch, sequence_numbers, contents or ())
 
 
 @task(name="load-listing-files", cache_policy=NO_CACHE)
@@ -296,14 +300,15 @@ class _Stage:
                 )
         return merge_batches(parts)
 
-    def validate(self, batch: PreparedBatch, numbers: set[int]) -> CheckedBatch:
+    def validate(self, batch: PreparedBatch, numbers: set[int], contents: set[str]) -> CheckedBatch:
         """Run the two suites over the batch (on a Dask worker when configured)."""
         if self.dask is not None:
             future = self.dask.submit(
-                validate_listing_files, {"batch": batch, "sequence_numbers": numbers}
+                validate_listing_files,
+                {"batch": batch, "sequence_numbers": numbers, "contents": contents},
             )
             return cast(CheckedBatch, future.result())
-        return validate_listing_files(_whole(batch), _whole(numbers))
+        return validate_listing_files(_whole(batch), _whole(numbers), _whole(contents))
 
 
 @task(name="extract-paper-terms", cache_policy=NO_CACHE)
@@ -388,6 +393,7 @@ def ingest_listings(
     try:
         pending = scan_listing_files(settings, run)
         scan, numbers = pending.scan, set(pending.sequence_numbers)
+        contents: set[str] = set()  # sha256 of the files this run recorded
         summary.files_seen = len(scan.files)
         summary.files_unchanged = len(scan.files) - len(pending.changed)
         summary.ignored = pending.newly_ignored
@@ -426,15 +432,14 @@ def ingest_listings(
                 for rel, reason in read.vanished:
                     logger.warning("%s: %s", rel, reason)
                     summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
-                checked = stage.validate(read, numbers)
+                checked = stage.validate(read, numbers, contents)
                 outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
                 new_papers = 0
                 for outcome in outcomes:
                     summary.add(outcome)
                     new_papers += outcome.new_papers
-                numbers |= {
-                    f.sequence_number for f in read.prepared if f.sequence_number is not None
-                }
+                numbers |= recorded_sequence_numbers(outcomes)
+                contents |= {f.sha256 for f in read.prepared}  # a later copy is a duplicate
                 signatures = new_paper_signatures(read, outcomes)
                 del read, checked
                 if new_papers:  # per batch: memory stays bounded, the pairs are the same

@@ -26,7 +26,7 @@ import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -280,6 +280,8 @@ def plan_batches(
             ):
                 start -= 1
                 size += files[start].size
+            if start == end:  # only the first file is left: it is the head's
+                break
             tail.insert(0, files[start:end])
             end = start
         files = files[:end]
@@ -545,15 +547,19 @@ def bulk_session(
     return nullcontext()
 
 
-def check_batch(batch: PreparedBatch, sequence_numbers: Iterable[int]) -> CheckedBatch:
+def check_batch(
+    batch: PreparedBatch, sequence_numbers: Iterable[int], contents: Collection[str] = ()
+) -> CheckedBatch:
     """Run the ``listing_files`` suite over the batch's files, then the ``papers`` suite over
     the entries of the files that passed it (one Great Expectations run per suite and batch).
 
     Args:
         batch: from :func:`prepare_batch`.
         sequence_numbers: sequence numbers recorded before this batch (for gaps).
+        contents: sha256 of the files recorded before this batch in the same run (a copy
+            of one fills no gap: :func:`~paperwatch.ingest.files_frame`).
     """
-    files = files_frame(batch.prepared, sequence_numbers)
+    files = files_frame(batch.prepared, sequence_numbers, contents)
     file_checks = validate_frame(files, "listing_files")
     rejected = {batch.prepared[i].stat.rel for i in file_checks.critical_failures()}
     entries = batch.entries

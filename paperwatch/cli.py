@@ -10,7 +10,6 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -224,11 +223,11 @@ def _preflight(
 ) -> None:
     """Check the inputs before any flow starts (and before Prefect starts its server).
 
-    ``future=False`` refuses an ``as_of`` later than one day from now: papers would be
-    filed under a week no report of the present shows.
+    ``future=False`` refuses an ``as_of`` on a day after tomorrow (in the configured time
+    zone): papers would be dated, and filed under a week, that has not come.
     """
     from paperwatch import writer_lock
-    from paperwatch.clock import iso_week, now_utc, parse_as_of, parse_week
+    from paperwatch.clock import after_tomorrow, iso_week, now_utc, parse_as_of, parse_week
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
@@ -238,10 +237,12 @@ def _preflight(
             parse_week(week)
     except ValueError as exc:
         raise _fail(str(exc), code=EXIT_REFUSED) from None
-    if not future and moment > now_utc() + timedelta(days=1):
+    tomorrow = after_tomorrow(moment, now_utc(), settings.tz)
+    if not future and tomorrow is not None:
         raise _fail(
             f"--as-of {as_of} is in the future: its papers would belong to "
-            f"{iso_week(moment, settings.tz)}, which no report shows before then; "
+            f"{iso_week(moment, settings.tz)} and be first seen on "
+            f"{moment.astimezone(settings.tz).date()}, after tomorrow ({tomorrow}); "
             "pass --allow-future if that is what you want",
             code=2,
         )

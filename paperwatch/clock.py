@@ -56,6 +56,21 @@ def iso_week(moment: datetime, tz: tzinfo) -> str:
     return f"{year:04d}-W{week:02d}"
 
 
+def after_tomorrow(moment: datetime, now: datetime, tz: tzinfo) -> date | None:
+    """Tomorrow's date in ``tz`` when ``moment`` falls on a later day there, else None.
+
+    The bound of ``--as-of`` without ``--allow-future``: any time today or tomorrow (a
+    clock a little ahead, a file dated in another zone) is accepted; a later day is not.
+
+    Raises:
+        ValueError: ``moment`` or ``now`` is naive.
+    """
+    if moment.tzinfo is None or now.tzinfo is None:
+        raise ValueError("after_tomorrow needs aware datetimes")
+    tomorrow = now.astimezone(tz).date() + timedelta(days=1)
+    return tomorrow if moment.astimezone(tz).date() > tomorrow else None
+
+
 def parse_week(week: str) -> tuple[int, int]:
     """Split ``YYYY-Www`` into (ISO year, ISO week), checking the week exists.
 

@@ -7,13 +7,13 @@ is :mod:`paperwatch.store`; the Prefect flow in ``flows/ingest.py`` wires both.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import hashlib
-import itertools
 import os
 import re
 import stat as stat_mod
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -569,21 +569,30 @@ def _format_missing(missing: list[int], width: int) -> str:
     return ", ".join(runs)
 
 
-def sequence_gaps(numbers: Iterable[int], known: Iterable[int], width: int = 3) -> dict[int, str]:
-    """For each of ``numbers``, the sequence numbers missing just before it, if any.
+def sequence_gaps(
+    numbers: Iterable[int], known: Iterable[int], width: int = 3, copies: Iterable[int] = ()
+) -> dict[int, str]:
+    """For each of ``numbers`` and ``copies``, the sequence numbers missing just before it.
 
     A number ``n`` has a gap when the largest number below it among ``known`` and
     ``numbers`` is not ``n - 1``; numbers below the smallest one seen are not
-    counted as missing (a folder may start mid-sequence).
+    counted as missing (a folder may start mid-sequence). ``copies`` are the numbers
+    of files that repeat another file's bytes: each is checked, but fills no gap (a
+    copy saved under another listing's name is not that listing), as in the view
+    ``sequence_gaps`` and :func:`paperwatch.store.known_sequence_numbers`.
 
     Returns:
         ``{n: "001"}`` or ``{n: "004–007"}`` for the numbers that follow a gap
         (zero-padded to ``width`` digits).
     """
-    everything = sorted(set(known) | set(numbers))
+    present = sorted(set(known) | set(numbers))
     gaps: dict[int, str] = {}
-    for previous, current in itertools.pairwise(everything):
-        if current - previous > 1 and current in set(numbers):
+    for current in sorted(set(numbers) | set(copies)):
+        below = bisect.bisect_left(present, current)
+        if below == 0:
+            continue
+        previous = present[below - 1]
+        if current - previous > 1:
             gaps[current] = _format_missing(list(range(previous + 1, current)), width)
     return gaps
 
@@ -610,13 +619,19 @@ FILE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 
 
 def files_frame(
-    files: Iterable[PreparedFile], known_sequence_numbers: Iterable[int]
+    files: Iterable[PreparedFile],
+    known_sequence_numbers: Iterable[int],
+    known_contents: Collection[str] = (),
 ) -> pl.DataFrame:
     """One row per prepared file with the facts the ``listing_files`` suite checks.
 
     Args:
         files: the batch, in order.
         known_sequence_numbers: sequence numbers of files recorded before this batch.
+        known_contents: sha256 of files recorded before this batch in the same run (files
+            recorded by earlier runs are recognised by content before a run's batches):
+            a file with the bytes of one of them, or of an earlier file of the batch, is
+            loaded as a copy, so its sequence number fills no gap (:func:`sequence_gaps`).
 
     Returns:
         A frame with the columns of ``FILE_SCHEMA``; ``entry_count`` is null for a
@@ -625,8 +640,15 @@ def files_frame(
         file is), ``format_note`` names the other format a file is written in.
     """
     files = list(files)
-    numbers = [f.sequence_number for f in files if f.sequence_number is not None]
-    gaps = sequence_gaps(numbers, known_sequence_numbers)
+    numbers: list[int] = []
+    copies: list[int] = []
+    contents: set[str] = set()
+    for f in files:
+        if f.sequence_number is not None:
+            copy = bool(f.sha256) and (f.sha256 in contents or f.sha256 in known_contents)
+            (copies if copy else numbers).append(f.sequence_number)
+        contents.add(f.sha256)
+    gaps = sequence_gaps(numbers, known_sequence_numbers, copies=copies)
     rows = [
         {
             "file": f.stat.rel,

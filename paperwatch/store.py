@@ -21,9 +21,11 @@ A failure part-way through a file rolls its transaction back: no half-loaded fil
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
+from pathlib import PurePath
 from typing import cast
 
 import duckdb
@@ -126,6 +128,19 @@ def known_sequence_numbers(con: duckdb.DuckDBPyConnection) -> set[int]:
     return {int(r[0]) for r in rows}
 
 
+def recorded_sequence_numbers(outcomes: Iterable[FileOutcome]) -> set[int]:
+    """Sequence numbers that ``outcomes`` (of :func:`load_batch`) added to the listings
+    :func:`known_sequence_numbers` reads back: those of files loaded or quarantined, not
+    of copies, moves or files that vanished (so a run's later batches see the numbers a
+    later run would)."""
+    numbers = (
+        sequence_number(PurePath(o.rel).name)
+        for o in outcomes
+        if o.status in ("loaded", "quarantined")
+    )
+    return {n for n in numbers if n is not None}
+
+
 def known_content_sizes(con: duckdb.DuckDBPyConnection) -> set[int]:
     """The sizes (bytes) of the files recorded so far: a file of another size cannot have
     recorded bytes, so :func:`recognise_known_content` need not read it."""
@@ -156,8 +171,8 @@ def recognise_known_content(
       entries, papers or listing files to the report;
     - otherwise the file is not recognised (returned nothing for it): it is prepared.
 
-    Venue, year, header and entry count of a new row are the original's (same bytes, same
-    parse). Files recorded by a paperwatch version whose preparation failed
+    Venue, year, header, entry count, format and its reason of a new row are the
+    original's (same bytes, same parse), as when the copy is found after parsing. Files recorded by a paperwatch version whose preparation failed
     (``internal_error``) are not originals: those files are read again.
 
     Args:
@@ -193,13 +208,13 @@ def recognise_known_content(
             details = {
                 int(r[0]): tuple(r[1:])
                 for r in con.execute(
-                    "select file_id, venue, year, header, coalesce(entry_count, 0) "
-                    "from listing_files where list_contains(?, file_id)",
+                    "select file_id, venue, year, header, coalesce(entry_count, 0), format, "
+                    "format_reason from listing_files where list_contains(?, file_id)",
                     [ids],
                 ).fetchall()
             }
         for stat, sha, (original_id, original_path) in found:
-            venue, year, header, entry_count = details[original_id]
+            venue, year, header, entry_count, file_format, format_reason = details[original_id]
             moved = original_path not in present
             reason = f"moved from {original_path}" if moved else f"same bytes as {original_path}"
             row = {
@@ -223,6 +238,8 @@ def recognise_known_content(
                 "entry_count": entry_count,
                 "entries_loaded": 0,
                 "entries_quarantined": 0,
+                "format": file_format,
+                "format_reason": format_reason,
             }
             file_id = w.insert_file_row(row)
             outcomes.append(

@@ -177,6 +177,49 @@ def test_recognise_known_content_leaves_unknown_files_and_restored_versions(
     ]
 
 
+def test_a_copy_has_the_same_row_found_by_content_or_after_parsing(
+    seed_folder: Path, tmp_path: Path
+) -> None:
+    """A copy loaded in the run of its original is found after parsing; one that arrives in a
+    later run (or in the run after a killed one) is recognised by content without parsing.
+    Both rows carry the same format and reason (the content path left them empty)."""
+    shutil.copy(seed_folder / "002_bf103a832150c832.txt", seed_folder / "zz_copy.txt")
+    stats = list(scan_folder(seed_folder).files)
+    assert [s.rel for s in stats][-1] == "zz_copy.txt"
+    run = store.RunContext("r-copy", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+    copy_row = (
+        "select status, reason, entry_count, venue, year, header, format, format_reason "
+        "from listing_files where path = 'zz_copy.txt'"
+    )
+
+    same_run = tmp_path / "same-run.duckdb"
+    with db.writer(same_run) as con:
+        batch = prepare_files(stats, 1 << 20)
+        load_batch(con, batch, check_batch(batch, set()), run, 1 << 20)
+
+    later_run = tmp_path / "later-run.duckdb"
+    with db.writer(later_run) as con:
+        batch = prepare_files(stats[:-1], 1 << 20)
+        load_batch(con, batch, check_batch(batch, set()), run, 1 << 20)
+        hashed = hash_listing_files(stats[-1:], 1 << 20)
+        present = {s.rel for s in stats}
+        assert [o.status for o in store.recognise_known_content(con, hashed, present, run)] == [
+            "duplicate"
+        ]
+
+    expected = (
+        "duplicate",
+        "same bytes as 002_bf103a832150c832.txt",
+        19,
+        "NeurIPS",
+        2026,
+        "NeurIPS 2026 论文列表",
+        "text",
+        "by content: paragraphs of text",
+    )
+    assert rows(same_run, copy_row) == rows(later_run, copy_row) == [expected]
+
+
 def split_seeds(seed_folder: Path, out: Path) -> int:
     """Each entry of the seeds as a one-abstract listing of its own (header kept)."""
     out.mkdir()

@@ -325,3 +325,83 @@ def test_workers_compute_the_signatures_the_loader_would(
     monkeypatch.setattr(prepare, "batch_signatures", broken)
     alone = prepare_files(stats[:5], MAX_BYTES, dedup)
     assert len(alone.prepared) == 5 and not alone.failed and alone.signatures.height == 0
+
+
+def _listing(number: int, topic: str) -> tuple[str, str]:
+    return (
+        f"{number:03d}_{number:016x}.txt",
+        "ICLR 2026 accepted papers\n\n"
+        f"We study {topic} under a fixed compute budget and show that a small change to the "
+        f"training schedule of {topic} models removes most of the gap to much larger ones.\n",
+    )
+
+
+def _gap_findings(database: Path) -> tuple[list[tuple], list[tuple]]:
+    return rows(
+        database,
+        "select f.path, v.unexpected_examples from validation_results v "
+        "join listing_files f using (file_id) "
+        "where v.expectation like '%sequence_gap%' and v.outcome = 'failed' order by all",
+    ), rows(database, "select * from sequence_gaps order by all")
+
+
+def _load_in_batches(database: Path, batches: list[list[ListingFileStat]]) -> None:
+    """Load ``batches`` as one run of the flow does: files whose bytes earlier runs recorded
+    first (recognised by content, not parsed), then each batch of the others checked against
+    the numbers and contents recorded before it."""
+    with db.writer(database) as con:
+        every = [s for stats in batches for s in stats]
+        hashed = [(s, prepare_files([s], MAX_BYTES).prepared[0].sha256) for s in every]
+        present = {s.rel for s in every}
+        known = {o.rel for o in store.recognise_known_content(con, hashed, present, RUN)}
+        numbers, contents = store.known_sequence_numbers(con), set[str]()
+        for stats in ([s for s in b if s.rel not in known] for b in batches):
+            batch = prepare_files(stats, MAX_BYTES)
+            checked = check_batch(batch, numbers, contents)
+            numbers |= store.recorded_sequence_numbers(
+                load_batch(con, batch, checked, RUN, MAX_BYTES)
+            )
+            contents |= {f.sha256 for f in batch.prepared}
+
+
+def test_a_copy_under_another_number_leaves_that_number_missing_in_every_batching(
+    tmp_path: Path,
+) -> None:
+    """``003`` holds the bytes of ``001``: a copy, recorded as a duplicate, so 003 is missing
+    (the view ``sequence_gaps`` says so) and ``004`` follows a gap, whether the copy was in
+    the batch of its original, in a later batch of the run, or in a later run (a run killed
+    half-way and run again). Before, a copy filled the gap when it was read in the same run."""
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    for number, topic in [(1, "sparse routing"), (2, "birdsong counting"), (4, "table parsing")]:
+        name, text = _listing(number, topic)
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / _listing(3, "")[0]).write_bytes((folder / _listing(1, "")[0]).read_bytes())
+    stats = list(scan_folder(folder).files)
+    assert [s.name[:3] for s in stats] == ["001", "002", "003", "004"]
+
+    batch = prepare_files(stats, MAX_BYTES)
+    assert check_batch(batch, set()).files["sequence_gap"].to_list() == [None, None, None, "003"]
+    later = prepare_files(stats[2:], MAX_BYTES)
+    assert check_batch(later, {1, 2}).files["sequence_gap"].to_list() == [None, None]
+    copy_of_001 = {prepare_files(stats[:1], MAX_BYTES).prepared[0].sha256}
+    assert check_batch(later, {1, 2}, copy_of_001).files["sequence_gap"].to_list() == [None, "003"]
+    with db.writer(tmp_path / "statuses.duckdb") as con:
+        outcomes = load_batch(con, batch, check_batch(batch, set()), RUN, MAX_BYTES)
+    assert [o.status for o in outcomes] == ["loaded", "loaded", "duplicate", "loaded"]
+    assert store.recorded_sequence_numbers(outcomes) == {1, 2, 4}
+
+    expected = ([("004_0000000000000004.txt", ["003"])], [(2, 4, 1)])
+    cuts = {
+        "one batch": [stats],
+        "a batch per file": [[stat] for stat in stats],
+        "the copy in a later batch with 004": [stats[:2], stats[2:]],
+    }
+    for name, batches in cuts.items():
+        database = tmp_path / f"{name}.duckdb"
+        _load_in_batches(database, batches)
+        assert _gap_findings(database) == expected, name
+    two_runs = tmp_path / "two-runs.duckdb"  # 001 and 002 in a run, the rest in the next
+    _load_in_batches(two_runs, [stats[:2]])
+    _load_in_batches(two_runs, [stats[2:]])
+    assert _gap_findings(two_runs) == expected

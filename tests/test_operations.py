@@ -157,6 +157,27 @@ def test_an_as_of_past_tomorrow_is_refused_unless_allowed(tmp_path: Path) -> Non
     assert not database.exists()
 
 
+def test_as_of_is_refused_from_the_day_after_tomorrow_in_the_configured_zone() -> None:
+    """The README's rule ("later than tomorrow"): tomorrow 09:00 was refused when run before
+    09:00 (the bound was 24 hours from now), with a message that called the current
+    week one no report shows."""
+    from datetime import UTC, date, datetime
+    from zoneinfo import ZoneInfo
+
+    from paperwatch.clock import after_tomorrow
+
+    now = datetime(2026, 12, 1, 5, 30, tzinfo=UTC)  # a Tuesday of 2026-W49
+    assert after_tomorrow(datetime(2026, 12, 2, 9, tzinfo=UTC), now, UTC) is None
+    assert after_tomorrow(datetime(2026, 12, 2, 23, 59, tzinfo=UTC), now, UTC) is None
+    assert after_tomorrow(datetime(2026, 12, 3, tzinfo=UTC), now, UTC) == date(2026, 12, 2)
+    assert after_tomorrow(datetime(2026, 11, 1, tzinfo=UTC), now, UTC) is None
+    berlin = ZoneInfo("Europe/Berlin")
+    late = datetime(2026, 12, 1, 23, 30, tzinfo=UTC)  # already 2 December in Berlin
+    assert after_tomorrow(datetime(2026, 12, 3, 20, tzinfo=UTC), late, berlin) is None
+    assert after_tomorrow(datetime(2026, 12, 3, 20, tzinfo=UTC), late, UTC) == date(2026, 12, 2)
+    assert after_tomorrow(datetime(2026, 12, 3, 23, tzinfo=UTC), late, berlin) == date(2026, 12, 3)
+
+
 def test_a_report_started_during_the_first_ingestion_waits_instead_of_failing(
     tmp_path: Path,
 ) -> None:

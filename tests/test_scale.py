@@ -201,3 +201,18 @@ def test_ramped_batches_are_small_at_both_ends() -> None:
     assert [len(b) for b in plan_batches(big, 100, 80, ramp=True)] == [1, 1, 1, 1, 1]
     # the file limit holds in the tail too
     assert [len(b) for b in plan_batches(files, 2, 80, ramp=True)] == [1, 2, 2] + [2] * 16 + [2, 1]
+
+
+def test_ramped_batches_are_never_empty() -> None:
+    """A file over twice the batch size with one or two small files (a large export among
+    notes, or a file over max_file_bytes, quarantined unread): no empty batch in between."""
+    huge, small, tiny = _stat("0.huge", 300), _stat("1.txt", 5), _stat("2.txt", 5)
+
+    def plan(files: list[ListingFileStat]) -> list[list[str]]:
+        return [[f.rel for f in b] for b in plan_batches(files, 100, 100, ramp=True)]
+
+    assert plan([huge, small]) == [["0.huge"], ["1.txt"]]
+    assert plan([huge]) == [["0.huge"]]
+    assert plan([small, huge]) == [["1.txt"], ["0.huge"]]
+    assert plan([huge, small, tiny]) == [["0.huge"], ["1.txt", "2.txt"]]
+    assert plan([huge, huge, small]) == [["0.huge"], ["0.huge"], ["1.txt"]]
