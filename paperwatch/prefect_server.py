@@ -15,7 +15,7 @@ that cost from a command's critical path:
 - a home whose database was set up by a start of the same installation (the same
   migration head and Prefect distributions: :func:`setup_key`, :func:`set_up_for`), or
   that starts from a template made under that key, starts without Prefect's migration
-  check and block-type registration (:data:`SETUP_SKIPS`): about 2 s of each start;
+  check and block-type registration (:data:`SETUP_SKIPS`): about 2.7 s of each start;
 - :class:`TemporaryServer`: the server process starts before Prefect is imported in the
   command, so that it boots while the command imports what its flow needs (Prefect, the
   flow modules, Great Expectations).
@@ -262,9 +262,9 @@ SETUP_MARKER = "paperwatch-setup"
 
 #: What a start skips in a home set up for the installed Prefect: the Alembic migration
 #: check, block-type registration and Prefect's memo of it (loading every installed
-#: collection to hash the block registry). About 2 of the 7-9 CPU seconds of a start on
-#: the 2-core machine (measured: 5.7-7.1 s instead of 8.0-10.0 s, fresh homes seeded
-#: from the template, one after the other).
+#: collection to hash the block registry). About 2.7 of the 8.5 seconds of a start on
+#: the 2-core machine (measured: 5.7-5.8 s instead of 8.3-8.7 s, fresh homes seeded
+#: from the template, interleaved, quiet machine).
 SETUP_SKIPS = {
     "PREFECT_API_DATABASE_MIGRATE_ON_START": "false",
     "PREFECT_API_BLOCKS_REGISTER_ON_START": "false",
