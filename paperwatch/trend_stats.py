@@ -692,8 +692,12 @@ def log2_label(log2_ratio: float) -> str:
     return f"{sign}{factor:.1f}" if factor < 100 else f"{sign}{math.floor(factor)}"
 
 
+def _set_key(papers: str | tuple[str, ...]) -> str:
+    return papers if isinstance(papers, str) else "\x1f".join(papers)
+
+
 def merge_same_papers(
-    rows: pl.DataFrame, paper_sets: Mapping[str, tuple[str, ...]], by: str = "kind"
+    rows: pl.DataFrame, paper_sets: Mapping[str, str | tuple[str, ...]], by: str = "kind"
 ) -> pl.DataFrame:
     """One row for the terms found in exactly the same papers this week.
 
@@ -707,7 +711,9 @@ def merge_same_papers(
         rows: ranked rows with columns ``term``, ``rank`` and ``by`` (and optionally
             ``papers_baseline``), e.g. from :func:`score_trending_terms` or
             :func:`distinctive_terms`.
-        paper_sets: this week's paper ids per term (a term missing: its own set).
+        paper_sets: this week's papers per term (a term missing: its own set): the
+            sorted paper ids, or a string key of the set, equal exactly when the sets are
+            (``sql/queries/term_week_papers.sql`` gives one of fixed size).
 
     Returns:
         ``rows`` without the merged terms, in their order, ``rank`` renumbered per ``by``,
@@ -718,7 +724,7 @@ def merge_same_papers(
     keys = [by] + (["papers_baseline"] if "papers_baseline" in rows.columns else [])
     group = pl.Series(
         "_set",
-        ["\x1f".join(paper_sets.get(t, (f"\x00{t}",))) for t in rows["term"]],
+        [_set_key(paper_sets.get(t, (f"\x00{t}",))) for t in rows["term"]],
         dtype=pl.String,
     )
     words = pl.col("term").str.count_matches(" ")

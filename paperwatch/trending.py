@@ -341,17 +341,26 @@ def _document_frequencies(
     return rows.select("term", "week", pl.col("papers").cast(pl.Int64))
 
 
-def _paper_sets(
+def paper_set_keys(
     con: duckdb.DuckDBPyConnection, week: str, terms: list[str], aliases: dict[str, str]
-) -> dict[str, tuple[str, ...]]:
-    """This week's paper ids of each term (``sql/queries/term_week_papers.sql``)."""
+) -> dict[str, str]:
+    """A key of the set of papers of the ISO week ``week`` (``'2026-W41'``) with each of
+    ``terms`` (canonical terms; an acronym of ``aliases`` counts as its expansion), for
+    :func:`paperwatch.trend_stats.merge_same_papers` (``sql/queries/term_week_papers.sql``).
+
+    The key is ``'<size>:<XOR>:<sum>'`` of the DuckDB 64-bit ``hash`` of the paper ids:
+    equal for the same set; two different sets of the same size share it with a
+    probability of about 2⁻⁶⁴. Its size is fixed whatever the set's: a common term of a
+    million-paper week has about half a million ids, which as lists ran DuckDB out of its
+    memory limit (bench/RESULTS.md). Terms without a paper that week are missing.
+    """
     if not terms:
         return {}
     rows = con.execute(
         read_sql("queries", "term_week_papers"),
         {"week": week, "terms": terms, **_alias_params(aliases)},
     ).fetchall()
-    return {term: tuple(ids) for term, ids in rows}
+    return {term: key for term, key in rows}
 
 
 def _histories(
@@ -514,7 +523,7 @@ def trending_terms_for_week(
         scored = score_trending_terms(
             week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
         )
-        sets = _paper_sets(con, week, scored["term"].to_list(), aliases)
+        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases)
         scored = merge_same_papers(scored, sets)
         tested = counts.select("term").n_unique()
         for kind in ("new", "rising", "falling"):
@@ -528,7 +537,7 @@ def trending_terms_for_week(
             3 * cfg.first_week_terms,
             defined=frozenset(aliases.values()),
         )
-        sets = _paper_sets(con, week, candidates["term"].to_list(), aliases)
+        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases)
         merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
         shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
 

@@ -31,7 +31,12 @@ from paperwatch.trend_stats import (
     merge_same_papers,
     score_trending_terms,
 )
-from paperwatch.trending import TrendingResult, trending_terms_for_week, update_paper_terms
+from paperwatch.trending import (
+    TrendingResult,
+    paper_set_keys,
+    trending_terms_for_week,
+    update_paper_terms,
+)
 
 from .test_terms import insert_papers, seed_papers
 
@@ -295,6 +300,49 @@ def test_terms_in_the_same_papers_are_one_row() -> None:
     out = merge_same_papers(rows, sets)
     assert out.select("term", "rank", "also").rows() == [
         ("mamba", 1, ["long sequence", "state space layer"]),
+        ("kv cache", 2, []),
+    ]
+
+
+def test_paper_set_keys_are_equal_exactly_for_the_same_papers() -> None:
+    """The week's paper sets are compared by a fixed-size key (size, XOR and sum of the ids'
+    hashes), not as lists: a common term of a million-paper week has half a million ids."""
+    con = duckdb.connect()
+    con.execute(
+        "create table paper_terms (paper_id varchar, term varchar, n integer, "
+        "first_seen_week varchar)"
+    )
+    rows = [
+        ("p1", "mamba"), ("p2", "mamba"), ("p3", "mamba"),
+        ("p1", "state space layer"), ("p2", "state space layer"), ("p3", "state space layer"),
+        ("p1", "kv cache"), ("p2", "kv cache"), ("p4", "kv cache"),  # same size, other set
+        # an acronym and its expansion in one paper: one paper of the expansion
+        ("p1", "large language model"), ("p1", "llm"), ("p2", "llm"), ("p3", "llm"),
+    ]  # fmt: skip
+    con.executemany("insert into paper_terms values (?, ?, 1, '2026-W41')", rows)
+    con.execute("insert into paper_terms values ('p1', 'mamba', 1, '2026-W40')")  # other week
+    keys = paper_set_keys(
+        con,
+        "2026-W41",
+        ["kv cache", "large language model", "mamba", "state space layer", "unused"],
+        {"llm": "large language model"},
+    )
+    assert sorted(keys) == ["kv cache", "large language model", "mamba", "state space layer"]
+    assert keys["mamba"] == keys["state space layer"] == keys["large language model"]
+    assert keys["kv cache"] != keys["mamba"]
+    assert keys["mamba"].split(":")[0] == "3"
+    out = merge_same_papers(
+        pl.DataFrame(
+            {
+                "term": ["mamba", "kv cache", "state space layer"],
+                "kind": ["new"] * 3,
+                "rank": [1, 2, 3],
+            }
+        ),
+        keys,
+    )
+    assert out.select("term", "rank", "also").rows() == [
+        ("mamba", 1, ["state space layer"]),
         ("kv cache", 2, []),
     ]
 
