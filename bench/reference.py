@@ -16,7 +16,8 @@ cleaning and the same kind of output:
    ``MinHashLSH`` at ``--threshold`` (datasketch picks its bands and rows), every
    candidate checked by the exact Jaccard similarity of the shingle sets (kept as sorted
    NumPy arrays of 64-bit hashes, 8 bytes a shingle) → table ``near_duplicates``;
-4. terms: word 1- to 3-grams not starting or ending with a stop word, counted per paper
+4. terms: word 1- to 3-grams not starting or ending with one of paperwatch's stop words
+   (:func:`paperwatch.terms.stop_words`), counted per paper
    → ``paper_terms``; document frequencies per ISO week → ``term_document_frequencies``;
 5. the week's report: counts, the near-duplicate pairs, the 15 most frequent terms and
    the new papers as an HTML page (``DataFrame.to_html``) and a CSV, into ``--out``.
@@ -50,66 +51,14 @@ sys.path.insert(0, str(ROOT))
 
 from paperwatch.clean import clean_abstract  # noqa: E402
 from paperwatch.parse import parse_listing  # noqa: E402
+from paperwatch.terms import stop_words  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 _TERM_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-#: Stop words of the reference terms (a short English list, the kind a plain script uses).
-STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "for",
-        "to",
-        "with",
-        "by",
-        "from",
-        "as",
-        "at",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "this",
-        "that",
-        "these",
-        "those",
-        "we",
-        "our",
-        "it",
-        "its",
-        "their",
-        "which",
-        "can",
-        "than",
-        "via",
-        "into",
-        "not",
-        "also",
-        "both",
-        "such",
-        "using",
-        "use",
-        "based",
-        "show",
-        "shows",
-        "new",
-        "while",
-        "over",
-        "under",
-        "between",
-        "more",
-        "most",
-    ]
-)
+#: Stop words of the reference terms: paperwatch's own list (``paperwatch/data/stopwords.txt``),
+#: so that both sides drop the same words at a term's ends.
+STOP = stop_words()
 
 
 def shingle_hashes(text: str, width: int = 3) -> np.ndarray:
