@@ -117,6 +117,55 @@ def _without_columns(ddl: str, columns: tuple[str, ...]) -> str:
     return re.sub(r",((?:[ \t]*--[^\n]*)?\n(?:\s*--[^\n]*\n)*\s*)\)", r"\1)", "\n".join(kept))
 
 
+def test_long_text_columns_are_stored_with_zstd_and_read_by_the_cli(database: Path) -> None:
+    text = "We propose a method. " * 40
+    with db.writer(database) as con:
+        con.execute(
+            "insert into papers (paper_id, abstract, abstract_raw, first_sentence, word_count, "
+            "code_urls, first_file_id, first_position, first_seen, first_seen_week) "
+            "select 'p' || i, ?, ?, 'We propose a method.', 160, [], 1, i, now(), '2026-W48' "
+            "from range(3000) r(i)",
+            [text, text],
+        )
+        con.execute(
+            "insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id) "
+            "select 1, i, i, 'p' || i, ?, 'r1' from range(3000) r(i)",
+            [text],
+        )
+    with db.writer(database) as con:  # the writer checkpointed when it closed
+        rows = con.execute(
+            "select table_name, column_name, list(distinct compression order by compression) "
+            "from (select 'papers' as table_name, * from pragma_storage_info('papers') "
+            "union all select 'paper_occurrences', * from pragma_storage_info('paper_occurrences')) "
+            "where segment_type = 'VARCHAR' and column_name in "
+            "('abstract', 'abstract_raw', 'first_sentence', 'raw_text') group by all order by all"
+        ).fetchall()
+    assert rows == [
+        ("paper_occurrences", "raw_text", ["ZSTD"]),
+        ("papers", "abstract", ["ZSTD"]),
+        ("papers", "abstract_raw", ["ZSTD"]),
+        ("papers", "first_sentence", ["ZSTD"]),
+    ]
+    cli = shutil.which("duckdb", path=str(Path(sys.executable).parent))
+    if cli is None:
+        pytest.skip("duckdb CLI not installed (pip install duckdb-cli)")
+    out = subprocess.run(
+        [
+            cli,
+            "-readonly",
+            "-csv",
+            str(database),
+            "-c",
+            "select count(*), sum(length(abstract)), max(raw_text = abstract) "
+            "from papers join paper_occurrences using (paper_id)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.splitlines()[1] == f"3000,{3000 * len(text)},true"
+
+
 def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
     # A database created before migration 0001: the four tables with their primary keys,
     # paper_terms without its week (0002).
@@ -124,6 +173,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
     con = duckdb.connect(str(database), config={"storage_compatibility_version": "v1.5.0"})
     for table in ("papers", "paper_occurrences", "paper_minhash", "paper_terms_extracted"):
         ddl = _without_columns(db.read_sql("tables", table), _FORMAT_COLUMNS)
+        ddl = ddl.replace(" using compression zstd", "")  # before 0008
         if table != "paper_occurrences":
             ddl = ddl.replace("paper_id varchar not null,", "paper_id varchar primary key,", 1)
         else:
@@ -157,6 +207,11 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
     )
     keys = "select count(*) from duckdb_constraints() where constraint_type = 'PRIMARY KEY'"
     assert con.execute(f"{keys} and table_name like 'paper%'").fetchone() == (4,)
+    zstd = (
+        "select table_name from duckdb_tables() where contains(sql, 'USING COMPRESSION ZSTD') "
+        "order by 1"
+    )
+    assert con.execute(zstd).fetchall() == []
     con.close()
 
     with db.writer(database) as con:
@@ -185,6 +240,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (5,),
             (6,),
             (7,),
+            (8,),
         ]
         # 0005: files recorded before other formats were read were read as text.
         assert con.execute("select format, format_reason from listing_files").fetchall() == [
@@ -198,8 +254,14 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         # 0006: sends per reader, related earlier papers.
         assert con.execute("select count(reader) from reports").fetchone() == (0,)
         assert con.execute("select count(*) from related_papers").fetchone() == (0,)
+        # 0008: the long text columns are stored with zstd, the rows kept.
+        assert con.execute(zstd).fetchall() == [("paper_occurrences",), ("papers",)]
+        assert con.execute(
+            "select abstract, abstract_raw, first_sentence from papers"
+        ).fetchall() == [("a", "a", "a")]
+        assert con.execute("select raw_text from paper_occurrences").fetchall() == [("a",)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (7,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (8,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

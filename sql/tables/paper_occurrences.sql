@@ -5,7 +5,8 @@ create table if not exists paper_occurrences (
     position integer not null,             -- 1-based index of the entry in its file
     line integer not null,                 -- 1-based line where the entry starts
     paper_id varchar not null,
-    raw_text varchar not null,             -- the entry as written (hard wraps joined with a space)
+    raw_text varchar using compression zstd not null,  -- the entry as written (hard wraps
+                                           -- joined with a space; zstd: see papers.sql)
     run_id varchar not null,               -- (file_id, position) is unique (see sql/tables/papers.sql)
     listed_number integer,                 -- the list number the entry was written with (1., [3]), or null
     title varchar,                         -- what a structured format gives beside the abstract
