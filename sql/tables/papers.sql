@@ -11,7 +11,7 @@
 create table if not exists papers (
     paper_id varchar not null,             -- unique (see above)
     abstract varchar using compression zstd not null,      -- clean text: markup removed, NFKC,
-                                           -- spaces collapsed (zstd: see below)
+                                           -- spaces collapsed (zstd: see above)
     abstract_raw varchar using compression zstd not null,  -- as first seen (hard wraps joined)
     method_name varchar,                   -- the name the abstract introduces, or null
     first_sentence varchar using compression zstd not null,
