@@ -76,10 +76,16 @@ def test_reader_on_missing_database_says_what_to_do(tmp_path: Path) -> None:
         pass
 
 
-def test_database_opens_in_the_duckdb_cli(database: Path) -> None:
+def _duckdb_cli() -> str:
+    """The DuckDB CLI of this Python's environment (the test is skipped without it)."""
     cli = shutil.which("duckdb", path=str(Path(sys.executable).parent))
     if cli is None:
         pytest.skip("duckdb CLI not installed (pip install duckdb-cli)")
+    return cli
+
+
+def test_database_opens_in_the_duckdb_cli(database: Path) -> None:
+    cli = _duckdb_cli()
     with db.writer(database) as con:
         con.execute(
             "insert into ingest_runs (run_id, started_at, as_of, week, folder) "
@@ -146,9 +152,7 @@ def test_long_text_columns_are_stored_with_zstd_and_read_by_the_cli(database: Pa
         ("papers", "abstract_raw", ["ZSTD"]),
         ("papers", "first_sentence", ["ZSTD"]),
     ]
-    cli = shutil.which("duckdb", path=str(Path(sys.executable).parent))
-    if cli is None:
-        pytest.skip("duckdb CLI not installed (pip install duckdb-cli)")
+    cli = _duckdb_cli()
     out = subprocess.run(
         [
             cli,
