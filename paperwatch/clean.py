@@ -193,23 +193,28 @@ _URL_TRAILING = ".,;:!?)»’”'"
 _PLACEHOLDER = "\x00{}\x00"
 _MATH = re.compile(
     r"\$\$(?P<d>.+?)\$\$"  # $$display$$
-    r"|(?<![\\$])\$(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
-    r"|(?<!\\)\$(?P<c>[^\s$\\])\$"  # $k$
+    r"|\$(?<![\\$]\$)(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
+    r"|\$(?<!\\\$)(?P<c>[^\s$\\])\$"  # $k$
     r"|\\\((?P<p>.+?)\\\)"  # \( inline \)
     r"|\\\[(?P<b>.+?)\\\]",  # \[ display \]
     re.DOTALL,
 )
 _MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\s*\{([^{}]*)\})?")
 _ESCAPE = re.compile(r"\\([%&_#${},;:! \\])")
-_BRACES = re.compile(r"(?<!\\)[{}]")
+_BRACES = re.compile(r"[{}](?<!\\[{}])")
 
 # --- Markdown --------------------------------------------------------------
+# Here and in _MATH and _BRACES above, a pattern starts with its delimiter and looks
+# behind the delimiter it has read ("\*(?<![\w*]\*)" rather than "(?<![\w*])\*"): it
+# matches exactly the same, and the regex engine jumps from one delimiter to the next
+# instead of trying the lookbehind at every character (strip_markup: 72 µs an abstract of
+# the benchmark corpus against 130 µs).
 
 _STRONG = re.compile(
-    r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])"
+    r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|__(?<![\w_]__)(?=\S)(.+?)(?<=\S)__(?![\w_])"
 )
-_EMPH_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
-_EMPH_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+_EMPH_STAR = re.compile(r"\*(?<![\w*]\*)(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_EMPH_UNDERSCORE = re.compile(r"_(?<![\w_]_)(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`\n]+)`")
 
 _SPACE = re.compile(r"\s+")
@@ -459,6 +464,27 @@ def _macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None
     return text
 
 
+def _single_spaced(text: str) -> bool:
+    """Whether ``text``'s only white space is single ASCII spaces between non-spaces.
+
+    A printable string holds no white space but U+0020 (every other ``str.isspace``
+    character is a separator or control character, which ``str.isprintable`` rejects),
+    so one C scan and two substring tests decide it.
+    """
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+
+
+def collapse_spaces(text: str) -> str:
+    """``text`` with each run of white space (``str.isspace``: ``\\s`` of ``re``) made one
+    ASCII space, and none at either end: ``" ".join(text.split())``, which it returns.
+
+    Text already in that form (clean text nearly always is) is returned as it is,
+    without splitting it into words and joining them again (27 µs an abstract of
+    1,500 characters on the benchmark machine).
+    """
+    return text if _single_spaced(text) else " ".join(text.split())
+
+
 def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     """Remove Markdown emphasis and LaTeX markup from one entry, keeping its words.
 
@@ -519,10 +545,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
         text = _CODE.sub(lambda m: m.group(1), text)
     if urls or "\x00" in text:
         text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
-    text = unicodedata.normalize("NFKC", text)
-    # str.split() splits at exactly the characters \s matches (str.isspace): same as
-    # _SPACE.sub(" ", text).strip(), without the regex.
-    text = " ".join(text.split())
+    text = collapse_spaces(unicodedata.normalize("NFKC", text))
     if _SPACE_THEN_PUNCT.search(text):  # (one search rather than nine ``in`` scans)
         text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     if "( " in text or "[ " in text:
@@ -553,10 +576,9 @@ def normalise_for_id(abstract: str) -> str:
     """The identity form of a clean abstract: NFKC, typographic quotes, apostrophes and
     dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", abstract)
-    if not text.isascii() and not _TYPOGRAPHIC.isdisjoint(text):
+    if not text.isascii():  # (a regex scan: ``frozenset.isdisjoint`` took 15 µs an abstract)
         text = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, text)
-    # str.split() splits where \s matches: the same as _SPACE.sub(" ", ...).strip(), faster.
-    return " ".join(text.casefold().split())
+    return collapse_spaces(text.casefold())
 
 
 def paper_id_of(abstract: str) -> str:
@@ -571,6 +593,8 @@ def paper_id_of(abstract: str) -> str:
 def count_words(text: str) -> int:
     """Whitespace-separated words, each CJK character counting as one word."""
     if text.isascii() or _CJK_CHAR.search(text) is None:  # no CJK: plain split
+        if _single_spaced(text):  # (clean text: counting spaces allocates no words)
+            return text.count(" ") + 1 if text else 0
         return len(text.split())
     return len(_WORD.findall(text))
 
@@ -596,7 +620,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _ASCII_LETTERS = string.ascii_letters.encode("ascii")
 
 
@@ -618,7 +642,9 @@ def latin_or_cjk_share(text: str) -> float:
     # letters); only the non-ASCII characters are judged one by one, each distinct one once.
     ascii_part = text.encode("ascii", "ignore")
     letters = latin_or_cjk = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
-    for char, n in Counter("".join(_NON_ASCII.findall(text))).items():
+    # (Deleting the ASCII runs visits far fewer places than finding the non-ASCII ones:
+    # 11 µs against 41 µs an abstract with a few typographic quotes.)
+    for char, n in Counter(_ASCII_RUN.sub("", text)).items():
         if not char.isalpha():
             continue
         letters += n

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import stat as stat_mod
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -720,7 +720,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     and what a structured format gives: title, authors (list), url, external_id, and
     no_abstract (true for a record without an abstract, quarantined as "no abstract").
     """
-    rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA}
+    rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA if name != "code_urls"}
+    urls: list[list[str]] = []  # built apart: string_lists
     for prepared in files:
         if not prepared.is_text:
             continue
@@ -737,7 +738,7 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["paper_id"].append(c.paper_id if c else None)
             rows["method_name"].append(c.method_name if c else None)
             rows["first_sentence"].append(c.first_sentence if c else None)
-            rows["code_urls"].append(list(c.code_urls) if c else [])
+            urls.append(list(c.code_urls) if c else [])
             # A record without an abstract is judged by that alone ("no abstract").
             is_header = not entry.no_abstract and parse_header(entry.raw_text) is not None
             rows["is_header_line"].append(is_header)
@@ -768,4 +769,21 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["url"].append(entry.url)
             rows["external_id"].append(entry.external_id)
             rows["no_abstract"].append(entry.no_abstract)
-    return pl.DataFrame(rows, schema=ENTRY_SCHEMA)
+    frame = pl.DataFrame(rows, schema={k: v for k, v in ENTRY_SCHEMA.items() if k in rows})
+    return frame.insert_column(
+        list(ENTRY_SCHEMA).index("code_urls"), string_lists("code_urls", urls)
+    )
+
+
+def string_lists(name: str, lists: Sequence[Sequence[str]]) -> pl.Series:
+    """A ``List(String)`` series of ``lists`` (no null list, no null string), built from
+    the flat strings and their offsets: the same series as ``pl.Series(name, lists,
+    dtype=pl.List(pl.String))``, which takes about 10 µs a row (a 6,000-entry chunk's
+    ``code_urls``: 63 ms against 1.7 ms this way)."""
+    import numpy as np
+    import pyarrow as pa
+
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(strings) for strings in lists], out=offsets[1:])
+    values = pa.array([value for strings in lists for value in strings], pa.large_string())
+    return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), values))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from itertools import islice
 from typing import Any
 
 from paperwatch import clean as _clean
@@ -36,6 +37,30 @@ _INTRO = re.compile(
     # "We address this gap with SpatialEpiBench, a …"
     r"|\b[Ww]e\s+(?:[a-z]+ly\s+)?(?:address|tackle|fill|close|bridge|overcome|solve|resolve)\s+"
     r"(?:this|these|that|the|such|both)\b[^.;:,]{0,40}?\bwith\s)"
+)
+#: Words one of which every match of :data:`_INTRO` holds (its verbs, "resolve" in
+#: "solve"): a sentence with none of them is not searched. The regex, which cannot
+#: skip ahead to a literal, costs about three times as much per sentence as these
+#: substring tests (13.7 µs against 4.2 µs on the benchmark corpus's sentences).
+_INTRO_WORDS = (
+    "propos",
+    "introduc",
+    "present",
+    "develop",
+    "design",
+    "devise",
+    "formulate",
+    "build",
+    "construct",
+    "contribute",
+    "offer",
+    "address",
+    "tackle",
+    "fill",
+    "close",
+    "bridge",
+    "overcome",
+    "solve",
 )
 _NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
 _TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
@@ -115,6 +140,11 @@ _OUR_NAME = re.compile(
     rf"\b(?:[Oo]ur|[Tt]he\s+proposed)\s+(?:[a-z][\w-]*\s+){{0,3}}?{_OUR_NOUNS}\s+"
     r"(?P<name>[^\s,;:()]+)"
 )
+#: Words one of which every match of :data:`_OUR_NAME` holds.
+_OUR_WORDS = ("our", "Our", "proposed")
+#: What every match of :data:`_APPOSITIVE` holds: a sentence without it is not searched
+#: (1.2 µs a sentence against 8.8 µs for the whole pattern, which starts with a lookbehind).
+_APPOSITIVE_HINT = re.compile(r"[:,—–]\s*(?:an?|the)\s")
 #: "SOLA: a Structured Operator Library for Attention" (the name, then its expansion).
 _APPOSITIVE = re.compile(
     r"(?<![\w-])(?P<name>[A-Z][\w^+-]{1,23})\s*(?::|,|—|–)\s*(?:an?|the)\s+"
@@ -155,7 +185,7 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
     """The method name at the start of ``tail`` (the words after an intro verb), or None."""
     run: list[str] = []
     descriptive = False  # a lowercase word was read: only a parenthesised acronym can follow
-    tokens = list(_TOKEN.finditer(tail))
+    tokens = list(islice(_TOKEN.finditer(tail), 41))  # 40 read, and the one after
     for index, token in enumerate(tokens[:40]):
         paren, punct, word = token.group("paren"), token.group("punct"), token.group("word")
         if paren is not None:
@@ -237,7 +267,12 @@ def _initials(words: list[str]) -> str:
 
 
 def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> str | None:
+    present = [word for word in _INTRO_WORDS if word in abstract]
+    if not present:
+        return None
     for sentence in sentences:
+        if not any(word in sentence for word in present):
+            continue
         for intro in _INTRO.finditer(sentence):
             tail = sentence[intro.end() :]
             naming = _NAMING.search(tail[:300])
@@ -259,6 +294,8 @@ def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> 
 def _our_name(sentences: list[str]) -> str | None:
     """ "Our selection algorithm SP^2ec utilizes …", "the proposed method FooNet" → the name."""
     for sentence in sentences:
+        if not any(word in sentence for word in _OUR_WORDS):
+            continue
         for match in _OUR_NAME.finditer(sentence):
             name = match.group("name").rstrip(".")
             if _is_coined(name):
@@ -270,6 +307,8 @@ def _appositive_name(sentences: list[str]) -> str | None:
     """ "SOLA: a Structured Operator Library for Attention" → SOLA: a name followed by an
     expansion (after an article) whose capital initials spell the name's capitals."""
     for sentence in sentences:
+        if _APPOSITIVE_HINT.search(sentence) is None:
+            continue
         for match in _APPOSITIVE.finditer(sentence):
             name = match.group("name")
             capitals = "".join(c for c in name if c.isupper())

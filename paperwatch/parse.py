@@ -19,6 +19,7 @@ _BOM = "\ufeff"
 #: Line breaks: CRLF, CR, LF, and the ones text tools leave in (form feed at a
 #: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
 _LINE_BREAK = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
+_LINE_BREAK_CHARS = "\r\n\v\f\x85\u2028\u2029"
 #: The header: a short first line holding a venue and a four-digit year, and
 #: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
 _HEADER = re.compile(
@@ -32,6 +33,7 @@ _NAME = re.compile(r"^(?P<seq>\d{1,9})_(?P<token>[0-9a-fA-F]{16})\.txt$")
 #: zero-width space, joiners, word joiner, soft hyphen, bidi marks and BOM, and the
 #: letters that render blank (Hangul fillers, braille blank).
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_BLANK_PRINTABLE = " " + "".join(sorted(_BLANK_LETTERS))
 
 
 def is_blank(line: str) -> bool:
@@ -43,8 +45,11 @@ def is_blank(line: str) -> bool:
     """
     if not line or line.isspace():
         return True
-    if line.isprintable() and _BLANK_LETTERS.isdisjoint(line):
-        return False  # printable text with a visible character (fast path)
+    if line.isprintable():
+        # Its only white space can be U+0020, and it has no format or control character
+        # (neither is printable): blank when nothing but spaces and blank letters remain.
+        # (``frozenset.isdisjoint`` of every line cost 7 µs a line of an abstract.)
+        return not line.strip(_BLANK_PRINTABLE)
     return all(
         c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cf", "Cc") for c in line
     )
@@ -128,6 +133,23 @@ def decode_listing(data: bytes, path: str = "<bytes>") -> str:
     return text[1:] if text.startswith(_BOM) else text
 
 
+def split_lines(text: str) -> list[str]:
+    """``text`` split at every line break of :data:`_LINE_BREAK` (``_LINE_BREAK.split``:
+    a text ending with a break ends with an empty line; ``""`` is one empty line).
+
+    ``str.splitlines`` breaks at the same characters and at three more (the file, group
+    and record separators, ``\\x1c``-``\\x1e``); when the text holds none of those it is
+    used, ten times faster than the regex on a listing file (3 ms against 30 ms for
+    1.4 MB).
+    """
+    if "\x1c" in text or "\x1d" in text or "\x1e" in text:
+        return _LINE_BREAK.split(text)
+    lines = text.splitlines()
+    if not text or text[-1] in _LINE_BREAK_CHARS:
+        lines.append("")
+    return lines
+
+
 def parse_header(line: str) -> Header | None:
     """Recognise a header line (venue, year, label), or return None for an abstract.
 
@@ -165,7 +187,7 @@ def parse_listing(text: str) -> Listing:
     """
     if text.startswith(_BOM):
         text = text[1:]
-    lines = _LINE_BREAK.split(text)
+    lines = split_lines(text)
     paragraphs: list[tuple[int, list[str]]] = []
     current: list[str] = []
     start = 0

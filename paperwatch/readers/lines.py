@@ -23,11 +23,11 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     The first non-blank line is the header when :func:`paperwatch.parse.parse_header`
     recognises it. Line breaks are LF, CRLF or CR.
     """
-    from paperwatch.parse import _LINE_BREAK
+    from paperwatch.parse import split_lines
 
     if text.startswith("\ufeff"):
         text = text[1:]
-    raw_lines = _LINE_BREAK.split(text)
+    raw_lines = split_lines(text)
     header = None
     entries: list[Entry] = []
     for number, raw in enumerate(raw_lines, start=1):

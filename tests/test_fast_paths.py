@@ -1,0 +1,198 @@
+"""The fast forms of cleaning, parsing and the entries frame give what their plain forms give.
+
+Each speed-up of issue 14 replaced a plain form by a faster one that must return exactly
+the same: a regex that looks behind its delimiter after reading it, a substring test that
+decides a sentence cannot match before the regex runs, ``str.splitlines`` for the line
+regex, single-spaced text returned as it is, a list column built from its offsets. Here
+the plain forms are written out again and compared with the fast ones on random text
+drawn from the characters each rule turns on (derandomised: the same examples every run),
+and on every line of the seeds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperwatch import clean, method_names, parse
+from paperwatch.ingest import string_lists
+
+SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+
+#: The patterns as first written (lookbehind before the delimiter).
+PLAIN = {
+    "_MATH": re.compile(
+        r"\$\$(?P<d>.+?)\$\$"
+        r"|(?<![\\$])\$(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"
+        r"|(?<!\\)\$(?P<c>[^\s$\\])\$"
+        r"|\\\((?P<p>.+?)\\\)"
+        r"|\\\[(?P<b>.+?)\\\]",
+        re.DOTALL,
+    ),
+    "_BRACES": re.compile(r"(?<!\\)[{}]"),
+    "_STRONG": re.compile(
+        r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])"
+    ),
+    "_EMPH_STAR": re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"),
+    "_EMPH_UNDERSCORE": re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"),
+}
+_LINE_BREAK = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
+
+_MARKUP = st.text(st.sampled_from("ab Z1_*$\\{}()[]`\n\t.é中"), max_size=40)
+_SPACES = st.text(
+    st.sampled_from("ab é中\u00a0\u3000\u2028\u2029\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u200b"),
+    max_size=30,
+)
+_BREAKS = st.text(st.sampled_from("ab \r\n\v\f\x85\u2028\u2029\x1c\x1d\x1e\t\ufeff"), max_size=30)
+_WORDS = st.lists(
+    st.sampled_from(
+        [
+            "We",
+            "we",
+            "propose",
+            "proposed",
+            "present",
+            "address",
+            "this",
+            "gap",
+            "with",
+            "by",
+            "introducing",
+            "and",
+            "then",
+            "further",
+            "Our",
+            "our",
+            "the",
+            "method",
+            "framework",
+            "SOLA",
+            "SOLA:",
+            "a",
+            "an",
+            "Structured",
+            "Operator",
+            "Library",
+            ",",
+            ":",
+            "—",
+            "–",
+            "HJA",
+            "(HJA)",
+            "paper",
+            "Here",
+            "solve",
+            "resolve",
+            "close",
+            ".",
+        ]
+    ),
+    max_size=14,
+).map(" ".join)
+
+
+def _seed_lines() -> list[str]:
+    lines: list[str] = []
+    for path in sorted(SEEDS.glob("*")):
+        if path.is_file():
+            lines += path.read_text("utf-8").splitlines()
+    return lines
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_MARKUP)
+def test_rewritten_markup_patterns_match_as_written(text: str) -> None:
+    for name, plain in PLAIN.items():
+        fast: re.Pattern[str] = getattr(clean, name)
+        assert [m.span() + m.groups() for m in fast.finditer(text)] == [
+            m.span() + m.groups() for m in plain.finditer(text)
+        ], name
+
+
+def test_rewritten_markup_patterns_on_the_seeds() -> None:
+    for line in _seed_lines():
+        for name, plain in PLAIN.items():
+            fast: re.Pattern[str] = getattr(clean, name)
+            assert fast.sub("", line) == plain.sub("", line), name
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_SPACES)
+def test_collapse_spaces_is_split_and_join(text: str) -> None:
+    assert clean.collapse_spaces(text) == " ".join(text.split())
+    if text.isascii() or clean._CJK_CHAR.search(text) is None:
+        assert clean.count_words(text) == len(text.split())
+
+
+def test_collapse_spaces_keeps_the_object_of_single_spaced_text() -> None:
+    text = "Graph neural networks (GNNs) scale, we show."
+    assert clean.collapse_spaces(text) is text
+    assert clean.collapse_spaces(" a\u00a0 b\n") == "a b"
+    assert clean.collapse_spaces("") == ""
+    assert clean.count_words("") == 0
+    assert clean.count_words("one two  three\n") == 3
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_BREAKS)
+def test_split_lines_is_the_line_break_regex(text: str) -> None:
+    assert parse.split_lines(text) == _LINE_BREAK.split(text)
+
+
+def test_split_lines_edges() -> None:
+    assert parse.split_lines("") == [""]
+    assert parse.split_lines("a\r\nb\r") == ["a", "b", ""]
+    assert parse.split_lines("a\x1cb\nc") == ["a\x1cb", "c"]  # not a break here
+    assert parse.split_lines("a\u2028b\x85c\fd") == ["a", "b", "c", "d"]
+
+
+@settings(max_examples=800, derandomize=True, deadline=None)
+@given(st.text(st.sampled_from("ab \u00a0\u3164\u2800\u115f\u200b\t\n\ufeff\x07"), max_size=12))
+def test_is_blank_fast_path(line: str) -> None:
+    plain = not line or all(
+        c.isspace() or c in parse._BLANK_LETTERS or unicodedata.category(c) in ("Cf", "Cc")
+        for c in line
+    )
+    assert parse.is_blank(line) == plain
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(_WORDS)
+def test_method_name_prefilters_never_skip_a_match(sentence: str) -> None:
+    """A sentence the substring tests skip has no match of the pattern they stand for."""
+    if method_names._INTRO.search(sentence):
+        assert any(word in sentence for word in method_names._INTRO_WORDS)
+    if method_names._OUR_NAME.search(sentence):
+        assert any(word in sentence for word in method_names._OUR_WORDS)
+    if method_names._APPOSITIVE.search(sentence):
+        assert method_names._APPOSITIVE_HINT.search(sentence)
+
+
+def test_method_name_prefilters_keep_the_labelled_names() -> None:
+    assert method_names.find_method_name("We propose FooNet (FN), a model. It works.") == "FN"
+    assert method_names.find_method_name("Our selection algorithm SP^2ec utilizes graphs.") == (
+        "SP²ec"
+    )
+    assert (
+        method_names.find_method_name(
+            "SOLA: a Structured Operator Library for Attention speeds kernels up."
+        )
+        == "SOLA"
+    )
+    assert method_names.find_method_name("Graphs are everywhere. Nothing is named.") is None
+
+
+def test_string_lists_is_the_nested_constructor() -> None:
+    lists = [["https://a.io/x", "https://b.io"], [], ["中文"], [], [""]]
+    fast = string_lists("code_urls", lists)
+    plain = pl.Series("code_urls", lists, dtype=pl.List(pl.String))
+    assert fast.dtype == pl.List(pl.String)
+    assert fast.equals(plain)
+    assert fast.to_list() == lists
+    assert string_lists("code_urls", []).dtype == pl.List(pl.String)
+    assert string_lists("code_urls", []).len() == 0
