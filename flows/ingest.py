@@ -320,12 +320,16 @@ def extract_paper_terms(settings: Settings) -> int:
 
 @task(name="find-near-duplicates", cache_policy=NO_CACHE)
 def find_near_duplicates(
-    settings: Settings, run: RunContext, signatures: dict[str, Any] | None = None
+    settings: Settings,
+    run: RunContext,
+    signatures: dict[str, Any] | None = None,
+    paper_ids: list[str] | None = None,
 ) -> int:
     """Sketch the new papers (MinHash; ``signatures`` computed by the preparation workers,
-    by paper id) and record their near-duplicates against all earlier ones."""
+    by paper id) and record their near-duplicates against all earlier ones: the papers of
+    ``paper_ids`` (a batch's), or every paper without a signature when None."""
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        return update_near_duplicates(con, settings, run.as_of, signatures)
+        return update_near_duplicates(con, settings, run.as_of, signatures, paper_ids)
 
 
 @task(name="publish-quality-artifacts", cache_policy=NO_CACHE)
@@ -414,6 +418,8 @@ def ingest_listings(
                 f"{len(recognised):,}",
                 f"{len(changed):,}",
             )
+        if leftover["unsketched"]:  # first: the batches are then compared with them too
+            summary.near_duplicates += find_near_duplicates(settings, run)
         done = 0
         started = time.monotonic()
         pending_bytes = sum(f.size for f in changed)
@@ -441,12 +447,13 @@ def ingest_listings(
                 numbers |= recorded_sequence_numbers(outcomes)
                 contents |= {f.sha256 for f in read.prepared}  # a later copy is a duplicate
                 signatures = new_paper_signatures(read, outcomes)
+                added = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
                 del read, checked
                 if new_papers:  # per batch: memory stays bounded, the pairs are the same
                     summary.near_duplicates += find_near_duplicates(
-                        settings, run, _whole(signatures)
+                        settings, run, _whole(signatures), _whole(added)
                     )
-                del signatures
+                del signatures, added
                 done += len(batch)
                 logger.info(
                     "progress: %d/%d files, %d entries, %d new papers, %d near-duplicate pairs (%.0f s)",
@@ -457,8 +464,6 @@ def ingest_listings(
                     summary.near_duplicates,
                     time.monotonic() - started,
                 )
-        if leftover["unsketched"] and not summary.new_papers:
-            summary.near_duplicates += find_near_duplicates(settings, run)
         if summary.new_papers or leftover["unextracted"]:
             # Terms came with the batches; this catches any paper left.
             extract_paper_terms(settings)

@@ -741,15 +741,39 @@ def signature_scheme(dedup: DedupSettings) -> str:
     )
 
 
-def _papers_to_sketch_db(
-    con: duckdb.DuckDBPyConnection, scheme: str
-) -> tuple[list[PaperText], bool]:
-    """Papers without a signature of ``scheme`` (all papers after dropping stale signatures)."""
+def _drop_stale_signatures_db(con: duckdb.DuckDBPyConnection, scheme: str) -> bool:
+    """Delete every signature and band key when some were made with another scheme
+    (all papers are then sketched again); True when it did."""
     row = con.execute("select count(*) from paper_minhash where scheme <> ?", [scheme]).fetchone()
     rebuild = bool(row and row[0])
     if rebuild:
         con.execute("delete from paper_lsh_bands")
         con.execute("delete from paper_minhash")
+    return rebuild
+
+
+def _papers_to_sketch_db(
+    con: duckdb.DuckDBPyConnection, paper_ids: Collection[str] | None = None
+) -> list[PaperText]:
+    """Papers without a signature, by paper id: all of them, or those of ``paper_ids``.
+
+    With ``paper_ids`` (the papers a batch just added) only their rows are read: the
+    anti join of every paper with every signature, which grows with the database, is
+    left out (0.23 s a batch at 980,000 papers, twice, in a backfill of 1,000 files).
+    """
+    if paper_ids is not None:
+        wanted = pa.table({"paper_id": pa.array(sorted(set(paper_ids)), pa.string())})  # noqa: F841
+        rows = con.execute(
+            """
+            select p.paper_id, p.abstract, p.first_seen
+            from papers p semi join wanted using (paper_id)
+            where p.paper_id not in (
+                select paper_id from paper_minhash semi join wanted using (paper_id)
+            )
+            order by p.paper_id
+            """
+        ).fetchall()
+        return [PaperText(pid, text, seen) for pid, text, seen in rows]
     # Papers are only ever appended, so the ones without a signature are (nearly) all at the
     # end: find the first one reading ids only, then read abstracts from there on (DuckDB
     # skips the row groups before it) instead of every abstract of the table.
@@ -757,7 +781,7 @@ def _papers_to_sketch_db(
         "select min(p.rowid) from papers p anti join paper_minhash m using (paper_id)"
     ).fetchone()
     if first is None or first[0] is None:
-        return [], rebuild
+        return []
     rows = con.execute(
         """
         select p.paper_id, p.abstract, p.first_seen
@@ -768,7 +792,7 @@ def _papers_to_sketch_db(
         """,
         [first[0]],
     ).fetchall()
-    return [PaperText(pid, text, seen) for pid, text, seen in rows], rebuild
+    return [PaperText(pid, text, seen) for pid, text, seen in rows]
 
 
 def _store_sketch_db(
@@ -872,6 +896,7 @@ def update_near_duplicates(
     settings: Settings,
     detected_at: datetime,
     signatures: Mapping[str, np.ndarray] | None = None,
+    paper_ids: Collection[str] | None = None,
 ) -> int:
     """Sketch papers that have no signature yet, and record their near-duplicates.
 
@@ -895,6 +920,10 @@ def update_near_duplicates(
             sketch (:func:`abstract_signatures` of their stored abstract, e.g. by the
             preparation workers: :func:`paperwatch.batches.new_paper_signatures`), by
             paper id; the other papers are sketched here. The rows written are the same.
+        paper_ids: sketch only these papers (those without a signature among them: the
+            papers a batch just added), not every paper without one; None for every one
+            (what a run left behind, e.g. killed half-way). Ignored when the stored
+            signatures are of another scheme: every paper is sketched again then.
 
     Returns:
         The number of near_duplicates rows inserted.
@@ -909,7 +938,8 @@ def update_near_duplicates(
     scheme = signature_scheme(dedup)
     con.execute("begin transaction")
     try:
-        batch, rebuild = _papers_to_sketch_db(con, scheme)
+        rebuild = _drop_stale_signatures_db(con, scheme)
+        batch = _papers_to_sketch_db(con, None if rebuild else paper_ids)
         inserted = 0
         if batch:
             sketch = sketch_papers(batch, dedup, signatures)

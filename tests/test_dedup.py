@@ -403,6 +403,43 @@ def test_update_near_duplicates_incremental_equals_from_scratch(tmp_path: Path) 
     assert [(p.paper_id, p.duplicate_of, p.similarity, METHOD) for p in expected] == scratch
 
 
+def test_update_near_duplicates_of_given_paper_ids_equals_from_scratch(tmp_path: Path) -> None:
+    """A batch's paper ids sketch only those papers; a paper left without a signature
+    (a killed run) waits for the sweep without ids, and the pairs end up the same."""
+    english, _ = english_set()
+    chinese, _ = chinese_set()
+    papers = english + chinese
+    random.Random(12).shuffle(papers)
+    first, left, second = papers[:40], papers[40:60], papers[60:]
+    settings = Settings()
+
+    with db.writer(tmp_path / "by_ids.duckdb") as con:
+        insert_papers(con, first + left)
+        n1 = update_near_duplicates(con, settings, T0, paper_ids=[p.paper_id for p in first])
+        sketched = con.execute("select count(*) from paper_minhash").fetchone()
+        insert_papers(con, second)
+        ids = [p.paper_id for p in second] + [first[0].paper_id]  # one already sketched
+        n2 = update_near_duplicates(con, settings, T0 + timedelta(days=7), paper_ids=ids)
+        unsketched = con.execute(
+            "select count(*) from papers anti join paper_minhash using (paper_id)"
+        ).fetchone()
+        n3 = update_near_duplicates(con, settings, T0 + timedelta(days=7))
+        by_ids = near_rows(con)
+        signatures = con.execute(
+            "select count(*), count(distinct paper_id) from paper_minhash"
+        ).fetchone()
+    with db.writer(tmp_path / "scratch.duckdb") as con:
+        insert_papers(con, papers)
+        update_near_duplicates(con, settings, T0)
+        scratch = near_rows(con)
+
+    assert sketched == (len(first),)
+    assert unsketched == (len(left),)
+    assert signatures == (len(papers), len(papers))  # the sketched one was not sketched twice
+    assert by_ids == scratch
+    assert n1 + n2 + n3 == len(scratch) == 79 + 84
+
+
 def test_update_near_duplicates_rebuilds_when_settings_change(tmp_path: Path) -> None:
     papers, _ = english_set()
     looser = Settings(dedup=DedupSettings(threshold=0.6))
