@@ -781,10 +781,8 @@ def _papers_to_sketch_db(
         ).fetchall()
         given = set(signed)
         unsigned = [pid for pid, _ in rows if pid not in given]
-        texts = (
-            {pid: p.abstract for pid, p in _papers_db(con, unsigned).items()} if unsigned else {}
-        )
-        return [PaperText(pid, texts.get(pid, ""), seen) for pid, seen in rows]
+        read = _papers_db(con, unsigned) if unsigned else {}
+        return [read.get(pid) or PaperText(pid, "", seen) for pid, seen in rows]
     # Papers are only ever appended, so the ones without a signature are (nearly) all at the
     # end: find the first one reading ids only, then read abstracts from there on (DuckDB
     # skips the row groups before it) instead of every abstract of the table.

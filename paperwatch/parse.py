@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 _BOM = "\ufeff"
 #: Line breaks: CRLF, CR, LF, and the ones text tools leave in (form feed at a
 #: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
-_LINE_BREAK = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 _LINE_BREAK_CHARS = "\r\n\v\f\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"\r\n|[{_LINE_BREAK_CHARS}]")
 #: The header: a short first line holding a venue and a four-digit year, and
 #: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
 _HEADER = re.compile(
