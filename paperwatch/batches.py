@@ -47,6 +47,7 @@ from paperwatch.prepare import (
     PreparedBatch,
     PrepareFailure,
     batch_terms,
+    key_numbers,
     merge_batches,
     prepare_files,
 )
@@ -587,7 +588,7 @@ def store_batch_terms(
     ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
     if not ids:
         return 0
-    keys = [key for outcome in outcomes for key in outcome.new_paper_keys]
+    keys = key_numbers([key for outcome in outcomes for key in outcome.new_paper_keys])
     papers = pl.DataFrame({"paper_id": ids, "key": keys, "first_seen_week": [week] * len(ids)})
     terms = papers.join(batch.terms, on="key", how="inner").select(
         "paper_id", "term", "n", "first_seen_week"
