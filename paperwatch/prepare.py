@@ -141,8 +141,9 @@ class PreparedBatch:
             no permission); they are retried on a later run.
         terms: the terms of every distinct clean abstract of the batch, extracted where
             the files were prepared: columns ``key`` (:func:`abstract_key` of the
-            abstract, as a UInt64: :func:`key_numbers`), ``term``, ``n`` — :func:`paperwatch.terms.extract_terms` with
-            the key in place of the paper id (a paper's terms depend only on its text).
+            abstract, as a UInt64: :func:`key_numbers`), ``term``, ``n`` —
+            :func:`paperwatch.terms.extract_terms` with the key in place of the paper id
+            (a paper's terms depend only on its text).
         failed: files whose preparation raised or killed the worker, with the reason; not
             in ``prepared``. They are quarantined whole.
         signatures: MinHash signatures of the distinct clean abstracts, computed where
