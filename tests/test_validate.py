@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paperwatch import validate
 from paperwatch.validate import SuiteError, failure_reasons, load_suite, validate_frame
@@ -132,3 +135,58 @@ def test_suite_without_severity_is_refused(tmp_path: Path, monkeypatch: pytest.M
             load_suite("bad")
     finally:
         validate.load_suite.cache_clear()
+
+
+# The papers suite spells its patterns so that pandas matches them with pyarrow (RE2) over
+# a whole column instead of Python's ``re`` row by row: ``\s`` written out as the 29
+# characters Python's ``\s`` matches (RE2's ``\s`` is only ASCII ``[\t\n\f\r ]``), ``\u``
+# escapes as ``\x`` ones, ``$`` as ``\Z``. These are the patterns they must equal.
+_PYTHON_SPELLINGS = {
+    "the entry is blank": r"^\s*$",
+    "mojibake": "Ã[\\u0080-\\u00bf]|â€|Â[\\u00a0-\\u00bf]|Ã¢â‚¬",
+    "HTML tags": r"</?\s*[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>",
+}
+_WHITESPACE = "".join(chr(c) for c in range(0x110000) if re.match(r"\s", chr(c)))
+_TRICKY = _WHITESPACE + "aZ09<>/=\"'\n Ã¢â€Â‚¬\x80\xbf\xc0\xa0\x9f\u200b\ufeff\u00e9图😀"
+
+
+def _regex_expectations() -> dict[str, str]:
+    found = {}
+    for spec in load_suite("papers")["expectations"]:
+        if "regex" in spec["kwargs"]:
+            (key,) = [k for k in _PYTHON_SPELLINGS if spec["meta"]["reason"].startswith(k)]
+            found[key] = spec["kwargs"]["regex"]
+    return found
+
+
+def test_suite_patterns_run_on_pyarrow_not_row_by_row() -> None:
+    import pandas as pd
+
+    patterns = _regex_expectations()
+    assert sorted(patterns) == sorted(_PYTHON_SPELLINGS)
+    column = pl.DataFrame({"abstract": ["x"]}).to_pandas()["abstract"]
+    assert str(column.dtype) == "str" or isinstance(column.dtype, pd.StringDtype)
+    for key, pattern in patterns.items():
+        assert not column.array._needs_python_regex(pattern), key
+        assert column.array._needs_python_regex(_PYTHON_SPELLINGS[key]), key  # why respelled
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.text(alphabet=_TRICKY, max_size=12), min_size=1, max_size=40))
+def test_suite_patterns_match_what_their_python_spellings_match(texts: list[str]) -> None:
+    column = pl.DataFrame({"abstract": texts}).to_pandas()["abstract"]
+    for key, pattern in _regex_expectations().items():
+        expected = [re.search(_PYTHON_SPELLINGS[key], text) is not None for text in texts]
+        assert [re.search(pattern, text) is not None for text in texts] == expected, key
+        assert column.str.contains(pattern).tolist() == expected, key
+
+
+def test_suite_patterns_on_edge_cases() -> None:
+    texts = ["", "\n", " \u3000\x0b\x1c", "a\n", "word", "<b>", "< b >", "<b\x0bx>", "</i>",
+             "<3", "a < b > c", "Ã\x80", "Ã\xc0", "Â\xa0", "â€™", "Ã¢â‚¬"]  # fmt: skip
+    column = pl.DataFrame({"abstract": texts}).to_pandas()["abstract"]
+    for key, pattern in _regex_expectations().items():
+        expected = [re.search(_PYTHON_SPELLINGS[key], text) is not None for text in texts]
+        assert column.str.contains(pattern).tolist() == expected, key
+    blank = _regex_expectations()["the entry is blank"]
+    assert column.str.contains(blank).tolist() == [True, True, True] + [False] * 13
