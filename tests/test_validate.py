@@ -190,3 +190,46 @@ def test_suite_patterns_on_edge_cases() -> None:
         assert column.str.contains(pattern).tolist() == expected, key
     blank = _regex_expectations()["the entry is blank"]
     assert column.str.contains(blank).tolist() == [True, True, True] + [False] * 13
+
+
+def _listing_batches() -> list[tuple[str, pl.DataFrame]]:
+    """``papers`` and ``listing_files`` frames of real and hostile listings: the seeds, the
+    input-robustness cases, every format of tests/data/formats, and lookalikes."""
+    from paperwatch.batches import files_frame
+    from paperwatch.ingest import scan_folder
+    from paperwatch.prepare import prepare_files
+    from paperwatch.settings import load_settings
+
+    settings = load_settings()
+    root = Path(__file__).parent
+    folders = [
+        root.parent / "seeds",
+        root / "data" / "input-robustness",
+        root / "data" / "formats",
+        root / "data" / "lookalikes",
+    ]
+    frames = []
+    for folder in folders:
+        files = sorted(scan_folder(folder, settings.formats).files, key=lambda f: f.rel)
+        batch = prepare_files(files, settings.max_file_bytes)
+        frames.append(("papers", batch.entries))
+        frames.append(("listing_files", files_frame(batch.prepared, [2, 3], ())))
+    return frames
+
+
+def test_two_passes_give_what_one_complete_run_gives() -> None:
+    """validate_frame runs the suite with BOOLEAN_ONLY and only what did not pass again with
+    COMPLETE: every result (outcome, counts, failed rows, examples, order) equals one
+    COMPLETE run's, on frames where many expectations fail and where all pass."""
+    batches = [*_listing_batches(), ("papers", _three_entries())]
+    failing = 0
+    for suite_name, frame in batches:
+        assert frame.height
+        two_passes = validate_frame(frame, suite_name)
+        assert two_passes == validate.validate_frame_in_one_run(frame, suite_name), suite_name
+        failing += sum(r.outcome == "failed" for r in two_passes.results)
+    passing = _three_entries().filter(pl.col("paper_id") == "p1")
+    result = validate_frame(passing, "papers")
+    assert {r.outcome for r in result.results} == {"passed"}
+    assert result == validate.validate_frame_in_one_run(passing, "papers")
+    assert failing >= 20  # the listings exercise many failing expectations, not one
