@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import getpass
 import logging
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -1532,9 +1534,58 @@ def watch(
 # --- end server runs ---
 
 
+class _ExitStatus:
+    """The status the ``paperwatch`` process exits with (set by :func:`main`)."""
+
+    code = 1
+
+
+def _status_of(code: object) -> int:
+    """A ``SystemExit.code`` as the process's exit status, as Python maps it (None: 0; an
+    integer: itself; anything else, which Python prints to stderr: 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+def _exit_without_teardown() -> None:
+    """The last exit handler of the ``paperwatch`` process: flush what the handlers left
+    (logging, the standard streams), then end the process with :data:`_ExitStatus.code`
+    without Python's interpreter teardown.
+
+    By then the command's work is done and closed (the DuckDB files, Prefect's temporary
+    server, the preparation workers), threads have been joined (Prefect drains its log and
+    event queues there) and every other exit handler has run (temporary folders removed,
+    multiprocessing's helpers stopped): what teardown would still do is free every object
+    of every imported module, one by one. After an ingest, which imports Great
+    Expectations, Prefect, pandas and Polars, that took 1.0-1.9 s of the command's wall
+    time (bench/RESULTS.md), for nothing the operating system does not do at once.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(_ExitStatus.code)
+
+
 def main() -> None:
-    """Entry point for ``python -m paperwatch``."""
-    app(prog_name="paperwatch")
+    """Entry point of the ``paperwatch`` command and of ``python -m paperwatch``: runs
+    :data:`app`, then exits without the interpreter's teardown
+    (:func:`_exit_without_teardown`, registered first so that it runs after every exit
+    handler registered while the command ran). ``app`` itself, as tests invoke it in
+    their own process, exits as any program does."""
+    atexit.register(_exit_without_teardown)
+    try:
+        app(prog_name="paperwatch")
+    except SystemExit as exc:
+        _ExitStatus.code = _status_of(exc.code)
+        raise
+    except KeyboardInterrupt:
+        _ExitStatus.code = 130
+        raise
+    _ExitStatus.code = 0
 
 
 if __name__ == "__main__":

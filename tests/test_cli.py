@@ -173,3 +173,64 @@ def test_invalid_settings_are_one_line_naming_the_variable(
         "error: invalid settings: timezone (PAPERWATCH_TIMEZONE or paperwatch.toml): "
         "unknown IANA time zone 'Mars/Olympus' (given 'Mars/Olympus')"
     )
+
+
+_EXIT_PROBE = """
+import atexit, sys
+import paperwatch.cli as cli
+
+marker, how = sys.argv[1], sys.argv[2]
+
+
+class Freed:
+    def __del__(self):  # runs in the interpreter's teardown, which main() skips
+        open(marker + ".freed", "w").write("teardown ran")
+
+
+kept = Freed()
+
+def command(prog_name):
+    atexit.register(lambda: open(marker, "w").write("handler ran"))
+    print("output without a newline", end="")
+    if how == "exit":
+        raise SystemExit(3)
+    if how == "message":
+        raise SystemExit("refused")
+    if how == "interrupt":
+        raise KeyboardInterrupt
+    if how == "crash":
+        raise RuntimeError("boom")
+
+cli.app = command
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "status"), [("exit", 3), ("message", 1), ("interrupt", 130), ("crash", 1), ("ok", 0)]
+)
+def test_the_command_exits_without_teardown_but_with_its_status_and_handlers(
+    tmp_path: Path, how: str, status: int
+) -> None:
+    """``paperwatch`` (:func:`paperwatch.cli.main`) skips the interpreter's teardown, and
+    nothing else: the command's exit status, its exit handlers (registered while it ran)
+    and its unflushed output all survive."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "marker"
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_PROBE, str(marker), how],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == status, done.stderr
+    assert done.stdout == "output without a newline"
+    assert marker.read_text() == "handler ran"
+    assert not Path(f"{marker}.freed").exists()  # the module's objects were not freed one by one
+    if how == "message":
+        assert done.stderr.strip().endswith("refused")
+    if how == "crash":
+        assert "RuntimeError: boom" in done.stderr
