@@ -1560,7 +1560,7 @@ def _exit_without_teardown() -> None:
     event queues there) and every other exit handler has run (temporary folders removed,
     multiprocessing's helpers stopped): what teardown would still do is free every object
     of every imported module, one by one. After an ingest, which imports Great
-    Expectations, Prefect, pandas and Polars, that took 1.0-1.9 s of the command's wall
+    Expectations, Prefect, pandas and Polars, that took 1.8-1.9 s of the command's wall
     time (bench/RESULTS.md), for nothing the operating system does not do at once.
     """
     logging.shutdown()

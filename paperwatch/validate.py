@@ -228,6 +228,14 @@ class _GxRunner:
             )
         return self.validations[suite_name]
 
+    def run_once(self, suite_name: str, frame: Any, result_format: str) -> list[Any]:
+        """One Great Expectations run of the whole suite over the pandas ``frame`` with
+        ``result_format`` (``BOOLEAN_ONLY`` or ``COMPLETE``): its results, in its order."""
+        run = self.validation(suite_name).run(
+            batch_parameters={"dataframe": frame}, result_format={"result_format": result_format}
+        )
+        return list(run.results)
+
     def run(self, suite_name: str, frame: Any) -> list[Any]:
         """The suite's ``ExpectationValidationResult`` objects over the pandas ``frame``, in
         suite order, as one ``COMPLETE`` run gives them, in two passes:
@@ -252,15 +260,9 @@ class _GxRunner:
         expectations = list(validation.suite.expectations)
         position = {expectation.id: i for i, expectation in enumerate(expectations)}
         if None in position or len(position) < len(expectations):  # results cannot be placed
-            whole = validation.run(
-                batch_parameters={"dataframe": frame}, result_format={"result_format": "COMPLETE"}
-            )
-            return list(whole.results)
-        quick = validation.run(
-            batch_parameters={"dataframe": frame}, result_format={"result_format": "BOOLEAN_ONLY"}
-        )
+            return self.run_once(suite_name, frame, "COMPLETE")
         results: list[Any] = [None] * len(expectations)
-        for result in quick.results:
+        for result in self.run_once(suite_name, frame, "BOOLEAN_ONLY"):
             results[position[result.expectation_config.id]] = result
         again = [
             i
@@ -354,12 +356,8 @@ def validate_frame_in_one_run(frame: pl.DataFrame, suite_name: str) -> SuiteResu
     Same arguments, result and errors, for a frame with rows."""
     pandas_frame = suite_columns(frame, suite_name).to_pandas()
     with _GX_LOCK:
-        validation = _runner().validation(suite_name)
-        run = validation.run(
-            batch_parameters={"dataframe": pandas_frame},
-            result_format={"result_format": "COMPLETE"},
-        )
-    return suite_result(suite_name, list(run.results), frame)
+        run = _runner().run_once(suite_name, pandas_frame, "COMPLETE")
+    return suite_result(suite_name, run, frame)
 
 
 def suite_columns(frame: pl.DataFrame, suite_name: str) -> pl.DataFrame:
