@@ -259,9 +259,14 @@ _ABBREVIATIONS = frozenset(
     ]
 )
 #: A sentence end: the terminator and the white space after it, before a capital or digit.
-#: (Matching the terminator, rather than looking behind for it, lets the regex engine scan
-#: for the terminator's characters: twice as fast on abstracts.)
+#: :func:`sentence_ends` finds its matches without running it over the whole text.
 _SENTENCE_END = re.compile(r"[.!?。！？]\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
+#: The characters a match of :data:`_SENTENCE_END` starts with; the CJK ones occur only
+#: in text that is not ASCII.
+_ASCII_TERMINATORS = ".!?"
+_TERMINATORS = ".!?。！？"
+#: The rest of a match of :data:`_SENTENCE_END`, from the character after the terminator.
+_AFTER_TERMINATOR = re.compile(r"\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
 
 # --- Listed numbers ----------------------------------------------------------
 
@@ -599,6 +604,29 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+def sentence_ends(text: str) -> list[tuple[int, int]]:
+    """The spans ``(start, end)`` of the matches of :data:`_SENTENCE_END` in ``text``, in
+    order: what ``[m.span() for m in _SENTENCE_END.finditer(text)]`` gives.
+
+    Each terminator (``. ! ?``, and ``。！？`` in text that is not ASCII) is looked up with
+    ``str.find`` and only the characters after it are matched, where Python's regex engine
+    tests every position of the text for the terminator class: 6.1-7.6 µs against
+    9.7-11.8 µs an abstract of the 100k benchmark corpus (20,000 abstracts, quiet 2-core
+    machine, bench/RESULTS.md). Matches cannot overlap (a terminator is not white space),
+    so each is found on its own.
+    """
+    spans: list[tuple[int, int]] = []
+    for terminator in _ASCII_TERMINATORS if text.isascii() else _TERMINATORS:
+        at = text.find(terminator)
+        while at >= 0:
+            rest = _AFTER_TERMINATOR.match(text, at + 1)
+            if rest is not None:
+                spans.append((at, rest.end()))
+            at = text.find(terminator, at + 1)
+    spans.sort()
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
     """Split clean text into sentences at . ! ? (and 。！？) followed by a capital or digit.
 
@@ -606,13 +634,13 @@ def split_sentences(text: str) -> list[str]:
     """
     sentences: list[str] = []
     start = 0
-    for match in _SENTENCE_END.finditer(text):
-        before = text[start : match.start() + 1]  # with its terminator
+    for end_start, end in sentence_ends(text):
+        before = text[start : end_start + 1]  # with its terminator
         last_word = before.rsplit(" ", 1)[-1].rstrip(".!?").lower()
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue
         sentences.append(before.strip())
-        start = match.end()
+        start = end
     tail = text[start:].strip()
     if tail:
         sentences.append(tail)

@@ -281,3 +281,22 @@ def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None
     else:
         assert setting[0].endswith(("MiB", "GiB")) and megabytes >= 1024
     assert progress == (False,)
+
+
+def test_a_bulk_session_has_half_the_memory_limit(database: Path) -> None:
+    assert [db.memory_limit(c, bulk=True) for c in (1, 2, 4, 16)] == [
+        "512MB",
+        "512MB",
+        "512MB",
+        "2048MB",
+    ]
+    with db.session(database, timeout_s=5.0), db.writer(database, timeout_s=5.0) as con:
+        inside = con.execute("select current_setting('memory_limit')").fetchone()
+    with db.writer(database, timeout_s=5.0) as con:
+        after = con.execute("select current_setting('memory_limit')").fetchone()
+    shown = {2: ("488.2 MiB", "976.5 MiB"), 4: ("488.2 MiB", "976.5 MiB")}
+    assert inside is not None and after is not None
+    if (os.cpu_count() or 1) in shown:
+        assert (inside[0], after[0]) == shown[os.cpu_count() or 1]
+    else:
+        assert inside[0] != after[0]

@@ -2,7 +2,8 @@
 
 Each speed-up of issue 14 replaced a plain form by a faster one that must return exactly
 the same: a regex that looks behind its delimiter after reading it, a substring test that
-decides a sentence cannot match before the regex runs, ``str.splitlines`` for the line
+decides a sentence cannot match before the regex runs, sentence ends found from their
+terminators, ``str.splitlines`` for the line
 regex, single-spaced text returned as it is, a list column built from its offsets. Here
 the plain forms are written out again and compared with the fast ones on random text
 drawn from the characters each rule turns on (derandomised: the same examples every run),
@@ -119,6 +120,40 @@ def test_rewritten_markup_patterns_on_the_seeds() -> None:
         for name, plain in PLAIN.items():
             fast: re.Pattern[str] = getattr(clean, name)
             assert fast.sub("", line) == plain.sub("", line), name
+
+
+#: Text drawn from what a sentence end turns on: every terminator, white space of several
+#: kinds, the quotes and brackets a sentence may open with, capitals, digits, CJK.
+_SENTENCES = st.lists(
+    st.sampled_from([*'.!?。！？ \t\n\u00a0\u3000\x1c"“([aZ09中ーé,', "e.g", " et al"]),
+    max_size=40,
+).map("".join)
+
+
+#: Matches of the sentence-end regex in the seeds' lines and the two lines below
+#: (counted with the regex itself).
+SEED_SENTENCE_ENDS = 409
+
+
+def _regex_sentence_ends(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in clean._SENTENCE_END.finditer(text)]
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_SENTENCES)
+def test_sentence_ends_are_the_regex_matches(text: str) -> None:
+    assert clean.sentence_ends(text) == _regex_sentence_ends(text)
+
+
+def test_sentence_ends_on_the_seeds() -> None:
+    texts = [*_seed_lines(), "。 中文 A。\u3000B! (C) 1. 2.  \t D", "e.g. Fig. 2. X"]
+    ends = 0
+    for text in texts:
+        clean_text = clean.clean_abstract(text).abstract
+        assert clean.sentence_ends(text) == _regex_sentence_ends(text)
+        assert clean.sentence_ends(clean_text) == _regex_sentence_ends(clean_text)
+        ends += len(clean.sentence_ends(text))
+    assert ends == SEED_SENTENCE_ENDS
 
 
 @settings(max_examples=1500, derandomize=True, deadline=None)
