@@ -258,15 +258,14 @@ _ABBREVIATIONS = frozenset(
         "st",
     ]
 )
-#: A sentence end: the terminator and the white space after it, before a capital or digit.
-#: :func:`sentence_ends` finds its matches without running it over the whole text.
-_SENTENCE_END = re.compile(r"[.!?。！？]\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
-#: The characters a match of :data:`_SENTENCE_END` starts with; the CJK ones occur only
-#: in text that is not ASCII.
+#: The characters a sentence ends with; the CJK ones occur only in text that is not ASCII.
 _ASCII_TERMINATORS = ".!?"
 _TERMINATORS = ".!?。！？"
-#: The rest of a match of :data:`_SENTENCE_END`, from the character after the terminator.
+#: What follows a sentence's terminator: white space, before a capital or digit.
 _AFTER_TERMINATOR = re.compile(r"\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
+#: A sentence end: the terminator and the white space after it, before a capital or digit.
+#: :func:`sentence_ends` finds its matches without running it over the whole text.
+_SENTENCE_END = re.compile(f"[{_TERMINATORS}]{_AFTER_TERMINATOR.pattern}")
 
 # --- Listed numbers ----------------------------------------------------------
 

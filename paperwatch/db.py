@@ -77,18 +77,21 @@ def memory_limit(cores: int | None = None, bulk: bool = False) -> str:
     A bulk load (:func:`session`, ``bulk=True``) runs no such aggregate: it appends and
     joins a batch at a time, while its own process holds the batch being loaded and the
     next one. It gets ``max(512 MB, 128 MB × cores)``: measured on 2 cores through
-    ``paperwatch ingest`` (bench/RESULTS.md), the ingest process's peak fell by about
-    500 MiB at 100,000 abstracts with the same wall time, and the 1,000,000-abstract run
-    stayed under 4 GB for the whole process tree.
+    ``paperwatch ingest`` (bench/RESULTS.md, one pair of runs each), the ingest process's
+    peak fell from 3,014 to 2,529 MiB at 100,000 abstracts with the same wall time, and
+    the process tree's from 4,431 to 3,827 MiB at 1,000,000.
 
     Args:
         cores: CPU cores (DuckDB's thread count); None for ``os.cpu_count()``.
         bulk: the limit of a bulk load's session rather than of any connection.
     """
     count = cores if cores is not None else (os.cpu_count() or 1)
-    if bulk:
-        return f"{max(MIN_BULK_MEMORY_LIMIT_MB, BULK_MEMORY_LIMIT_PER_CORE_MB * count)}MB"
-    return f"{max(MIN_MEMORY_LIMIT_MB, MEMORY_LIMIT_PER_CORE_MB * count)}MB"
+    floor, per_core = (
+        (MIN_BULK_MEMORY_LIMIT_MB, BULK_MEMORY_LIMIT_PER_CORE_MB)
+        if bulk
+        else (MIN_MEMORY_LIMIT_MB, MEMORY_LIMIT_PER_CORE_MB)
+    )
+    return f"{max(floor, per_core * count)}MB"
 
 
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
@@ -282,8 +285,9 @@ def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
     Inside the block, :func:`writer` for the same ``path`` (in this process) hands out
     cursors on one shared connection and does not checkpoint; DuckDB checkpoints
     only when the write-ahead log reaches :data:`SESSION_CHECKPOINT_THRESHOLD`, and
-    once when the block ends; its memory limit is a bulk load's (:func:`memory_limit`). Other processes cannot open the file meanwhile.
-    Nested sessions on the same path are one session.
+    once when the block ends; its memory limit is a bulk load's (:func:`memory_limit`).
+    Other processes cannot open the file meanwhile. Nested sessions on the same path are
+    one session.
 
     Raises:
         DatabaseLockedError: the file stayed locked for ``timeout_s``.
