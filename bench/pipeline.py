@@ -235,7 +235,9 @@ def run_paperwatch(
             changed = select_changed(scan.files, known)
         summary.files_seen = len(scan.files)
         pending = sum(f.size for f in changed)
-        session = bulk_session(database, settings.lock_timeout_s, pending)
+        session = bulk_session(
+            database, settings.lock_timeout_s, pending, settings.bulk_memory_limit_mb
+        )
         session.__enter__()
         dedup = settings.dedup
         try:

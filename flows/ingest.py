@@ -424,7 +424,12 @@ def ingest_listings(
         started = time.monotonic()
         pending_bytes = sum(f.size for f in changed)
         with (
-            bulk_session(settings.database, settings.lock_timeout_s, pending_bytes),
+            bulk_session(
+                settings.database,
+                settings.lock_timeout_s,
+                pending_bytes,
+                settings.bulk_memory_limit_mb,
+            ),
             _Stage(settings, pending_bytes) as stage,
         ):
             batches = plan_batches(

@@ -25,11 +25,13 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,11 +48,15 @@ from paperwatch.prepare import (
     TERMS_SCHEMA,
     PreparedBatch,
     PrepareFailure,
+    SpooledBatch,
     batch_terms,
     key_numbers,
     merge_batches,
     prepare_files,
+    prepare_files_spooled,
+    unspooled,
 )
+from paperwatch.snapshot import pid_alive
 from paperwatch.store import (
     BatchWrites,
     CheckedFile,
@@ -363,6 +369,25 @@ def prepare_isolated(
     return merge_batches(parts)
 
 
+#: Prefix of :attr:`PreparePool.spool` folders; the owning process id follows it.
+SPOOL_PREFIX = "paperwatch-prepare-"
+
+
+def _new_spool() -> Path | None:
+    """A new spool folder named after this process; first deletes those of processes
+    that no longer run. None when the temporary folder is not writable."""
+    root = Path(tempfile.gettempdir())
+    with suppress(OSError):
+        for old in root.glob(f"{SPOOL_PREFIX}*"):
+            owner = old.name.removeprefix(SPOOL_PREFIX).split("-", 1)[0]
+            if owner.isdigit() and not pid_alive(int(owner)):
+                shutil.rmtree(old, ignore_errors=True)
+    try:
+        return Path(tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-"))
+    except OSError:
+        return None
+
+
 class PreparePool(Executor):
     """A ``spawn`` process pool of preparation workers (:func:`~paperwatch.workers.init_worker`:
     memory ceiling, exit with the run) that replaces itself when a worker died.
@@ -376,6 +401,11 @@ class PreparePool(Executor):
         memory_limit: the ceiling of each (bytes, 0: none).
         timeout_s: the most seconds a worker may spend on one file (0: no limit); see
             :meth:`overdue` and :meth:`restart`.
+        spool: a new folder in the system's temporary folder (``TMPDIR``) where the
+            workers leave the frames of the chunks they prepared for :func:`prepare_batch`
+            to read (:func:`paperwatch.prepare.spool_batch`); deleted by :meth:`shutdown`.
+            Folders that a killed run left behind (their process is gone) are deleted
+            when a pool starts. None when it could not be made: results are then pickled.
     """
 
     def __init__(self, workers: int, memory_limit: int = 0, timeout_s: float = 0.0) -> None:
@@ -384,6 +414,7 @@ class PreparePool(Executor):
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
         self.heartbeats: Heartbeats | None = None
+        self.spool = _new_spool()
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -418,9 +449,12 @@ class PreparePool(Executor):
                 return self._pool.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Shut the current pool down (see :meth:`ProcessPoolExecutor.shutdown`)."""
+        """Shut the current pool down (see :meth:`ProcessPoolExecutor.shutdown`) and
+        delete :attr:`spool` with anything left in it."""
         with self._lock:
             self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+            if self.spool is not None:
+                shutil.rmtree(self.spool, ignore_errors=True)
 
     def terminate(self) -> None:
         """Kill the workers now (an interrupted run: do not wait for the files they hold)."""
@@ -455,7 +489,9 @@ def prepare_batch(
             worker, in order. The files of a chunk whose worker died (or whose pool
             broke because another worker died) are prepared again one by one in a
             process of their own (:func:`prepare_isolated`), which finds the file that
-            killed it.
+            killed it. A :class:`PreparePool`'s workers send a chunk's frames back
+            through files in its :attr:`~PreparePool.spool` folder
+            (:func:`paperwatch.prepare.spool_batch`); other executors pickle them.
         dedup: ``Settings.dedup`` to compute the abstracts' MinHash signatures where
             they are cleaned (:attr:`PreparedBatch.signatures`), or None.
 
@@ -468,11 +504,15 @@ def prepare_batch(
     workers: int = getattr(pool, "workers", 0) or getattr(pool, "_max_workers", 2)
     memory_limit = getattr(pool, "memory_limit", 0)
     timeout_s = float(getattr(pool, "timeout_s", 0.0))
+    spool: Path | None = getattr(pool, "spool", None)
     chunks = split_evenly(stats, min(len(stats), 4 * workers))
-    futures: list[Future[PreparedBatch] | None] = []
+    futures: list[Future[SpooledBatch | PreparedBatch] | None] = []
     for chunk in chunks:
         try:
-            futures.append(pool.submit(prepare_files, chunk, max_bytes, dedup))
+            if spool is not None:
+                futures.append(pool.submit(prepare_files_spooled, chunk, max_bytes, dedup, spool))
+            else:
+                futures.append(pool.submit(prepare_files, chunk, max_bytes, dedup))
         except BrokenProcessPool:
             futures.append(None)
     parts = []
@@ -480,13 +520,15 @@ def prepare_batch(
         try:
             if future is None:
                 raise BrokenProcessPool("the pool broke before the chunk was submitted")
-            parts.append(_result_in_time(pool, future))
+            parts.append(unspooled(_result_in_time(pool, future)))
         except Exception:  # BrokenProcessPool, too slow, or a result that could not be sent back
             parts.append(prepare_isolated(chunk, max_bytes, memory_limit, timeout_s, dedup))
     return merge_batches(parts)
 
 
-def _result_in_time(pool: Executor, future: Future[PreparedBatch]) -> PreparedBatch:
+def _result_in_time(
+    pool: Executor, future: Future[SpooledBatch | PreparedBatch]
+) -> SpooledBatch | PreparedBatch:
     """``future.result()``; when ``pool`` is a :class:`PreparePool` with a time limit and
     a worker stays on one file for longer, the pool is restarted and TimeoutError raised."""
     if not isinstance(pool, PreparePool) or pool.timeout_s <= 0:
@@ -539,12 +581,14 @@ def prepare_pool(
 
 
 def bulk_session(
-    database: Path, timeout_s: float, pending_bytes: int
+    database: Path, timeout_s: float, pending_bytes: int, memory_mb: int = 0
 ) -> AbstractContextManager[None]:
-    """:func:`paperwatch.db.session` when at least :data:`SESSION_MIN_BYTES` are pending
-    (a backfill), else a no-op: small runs keep the database closed between writes."""
+    """:func:`paperwatch.db.session` (DuckDB held to ``memory_mb`` MB, 0: the default of
+    :func:`paperwatch.db.memory_limit` for a bulk load) when at least
+    :data:`SESSION_MIN_BYTES` are pending (a backfill), else a no-op: small runs keep the
+    database closed between writes."""
     if pending_bytes >= SESSION_MIN_BYTES:
-        return db.session(database, timeout_s)
+        return db.session(database, timeout_s, memory_mb)
     return nullcontext()
 
 

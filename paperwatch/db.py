@@ -34,11 +34,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from paperwatch.resources import resource_dir
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
 
 _log = logging.getLogger("paperwatch.db")
 
@@ -178,6 +182,27 @@ def check_intact(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         )
 
 
+def arrow_view(frame: pl.DataFrame) -> pa.Table:
+    """``frame`` as an Arrow table to ``register`` with DuckDB, without copying its strings.
+
+    String columns stay Arrow string views (``utf8_view``), Polars' own layout, which
+    DuckDB scans as it scans any string column; ``frame.to_arrow()`` would first copy every
+    string into a ``large_string`` column. Measured on 3.9 million ``paper_terms`` rows (a
+    1,000-file batch's terms, scratch script, 2 cores): 0.12-0.23 CPU-s of conversion
+    saved and the insert that reads the table no slower (1.47-1.85 against 1.52-1.83
+    CPU-s). Columns of other types are as ``to_arrow()`` gives them.
+
+    Args:
+        frame: any Polars data frame.
+
+    Returns:
+        A ``pyarrow.Table`` with the same columns and rows, sharing ``frame``'s buffers.
+    """
+    import polars as pl
+
+    return frame.to_arrow(compat_level=pl.CompatLevel.newest())
+
+
 @cache
 def read_sql(kind: str, name: str) -> str:
     """Return the text of ``sql/<kind>/<name>.sql``.
@@ -279,13 +304,14 @@ def writer(path: Path, timeout_s: float = 60.0) -> Iterator[duckdb.DuckDBPyConne
 
 
 @contextmanager
-def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
+def session(path: Path, timeout_s: float = 60.0, memory_mb: int = 0) -> Iterator[None]:
     """Keep the database open for writing until the block ends (a bulk load).
 
     Inside the block, :func:`writer` for the same ``path`` (in this process) hands out
     cursors on one shared connection and does not checkpoint; DuckDB checkpoints
     only when the write-ahead log reaches :data:`SESSION_CHECKPOINT_THRESHOLD`, and
-    once when the block ends; its memory limit is a bulk load's (:func:`memory_limit`).
+    once when the block ends; its memory limit is ``memory_mb`` MB (the setting
+    ``bulk_memory_limit_mb``), or a bulk load's (:func:`memory_limit`) when 0.
     Other processes cannot open the file meanwhile. Nested sessions on the same path are
     one session.
 
@@ -300,7 +326,8 @@ def session(path: Path, timeout_s: float = 60.0) -> Iterator[None]:
     con = _connect_with_retry(path, read_only=False, timeout_s=timeout_s)
     try:
         apply_schema(con)
-        con.execute(f"set memory_limit = '{memory_limit(bulk=True)}'")
+        limit = f"{memory_mb}MB" if memory_mb > 0 else memory_limit(bulk=True)
+        con.execute(f"set memory_limit = '{limit}'")
         con.execute(f"set checkpoint_threshold = '{SESSION_CHECKPOINT_THRESHOLD}'")
         # Large commits (terms, LSH bands) would otherwise checkpoint instead of logging.
         con.execute("set auto_checkpoint_skip_wal_threshold = 1000000000000")

@@ -246,6 +246,15 @@ class Settings(BaseSettings):
         "faster, but a file that aborts the process ends the run). Also the memory limit "
         "of a temporary Dask cluster's workers.",
     )
+    bulk_memory_limit_mb: int = Field(
+        default=0,
+        ge=0,
+        description="DuckDB's memory limit (MB) while a backfill (a run over 8 MiB) keeps "
+        "the database open; 0: max(512, 128 x CPU cores). More is faster on a large "
+        "database and costs as much more peak memory: at 1,000,000 abstracts on 2 cores, "
+        "512 MB took 447 s with a 3,606 MiB peak, 1024 MB 383 s with 4,133 MiB "
+        "(bench/RESULTS.md). Every other connection keeps max(1024, 256 x cores).",
+    )
     prepare_timeout_s: float = Field(
         default=300.0,
         ge=0,

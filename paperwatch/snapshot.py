@@ -65,7 +65,8 @@ def temp_path(snapshot: Path, pid: int | None = None) -> Path:
     return snapshot.with_name(f".{snapshot.name}.{os.getpid() if pid is None else pid}.tmp")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while process ``pid`` exists (``os.kill(pid, 0)``; a process of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -91,7 +92,7 @@ def remove_stale_temp_files(snapshot: Path) -> list[Path]:
         if not pid_text.isdigit():
             continue
         pid = int(pid_text)
-        if pid != os.getpid() and _pid_alive(pid):
+        if pid != os.getpid() and pid_alive(pid):
             continue
         path.unlink(missing_ok=True)
         removed.append(path)

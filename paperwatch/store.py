@@ -638,7 +638,7 @@ def validation_frame(columns: dict[str, list[object]]) -> pl.DataFrame:
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     if frame.height == 0:
         return
-    con.register("_frame", frame.to_arrow())
+    con.register("_frame", db.arrow_view(frame))
     try:
         columns = ", ".join(frame.columns)
         con.execute(f"insert into {table} ({columns}) select {columns} from _frame")

@@ -260,7 +260,7 @@ def _store_paper_terms(
     with db.transaction(con):
         try:
             for name, frame in frames.items():
-                con.register(name, frame.to_arrow())
+                con.register(name, db.arrow_view(frame))
             if ids is not None:
                 con.execute(
                     "delete from paper_terms where paper_id in (select paper_id from _pw_ids)"

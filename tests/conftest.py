@@ -7,6 +7,8 @@ import email
 import os
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email import policy
@@ -138,6 +140,17 @@ class Handler:
             Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.content)
         )
         return "250 OK: queued"
+
+
+def dead_pid() -> int:
+    """The process id of a process that ran and exited (a run killed meanwhile)."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(child.stdout)
 
 
 def free_port() -> int:

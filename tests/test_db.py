@@ -300,3 +300,7 @@ def test_a_bulk_session_has_half_the_memory_limit(database: Path) -> None:
         assert (inside[0], after[0]) == shown[os.cpu_count() or 1]
     else:
         assert inside[0] != after[0]
+    # The setting bulk_memory_limit_mb (here 1024 MB) replaces the default of a session.
+    with db.session(database, 5.0, memory_mb=1024), db.writer(database, timeout_s=5.0) as con:
+        chosen = con.execute("select current_setting('memory_limit')").fetchone()
+    assert chosen == ("976.5 MiB",)

@@ -3,6 +3,7 @@ dealt out to the files in one pass, and the same rows loaded as one file at a ti
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,10 +66,14 @@ def test_a_pool_sends_back_one_entries_frame_per_chunk(
     assert len(stats) == 60
     monkeypatch.setenv(FAULT_ENV, "p010.txt:raise")
     pool = PreparePool(2)
+    spool = pool.spool
     try:
         pooled = prepare_batch(stats, MAX_BYTES, pool)
+        # The chunks' frames came back through files, each read and deleted.
+        assert spool is not None and spool.is_dir() and list(spool.iterdir()) == []
     finally:
         pool.shutdown()
+    assert not spool.exists()
     alone = merge_batches(prepare_files([stat], MAX_BYTES) for stat in stats)
 
     # 8 chunks of ~7 files, one frame each: the entries of 57 files (the one that raised,
@@ -405,3 +410,74 @@ def test_a_copy_under_another_number_leaves_that_number_missing_in_every_batchin
     _load_in_batches(two_runs, [stats[:2]])
     _load_in_batches(two_runs, [stats[2:]])
     assert _gap_findings(two_runs) == expected
+
+
+def test_a_spooled_batch_reads_back_the_same_frames(seed_folder: Path, tmp_path: Path) -> None:
+    """Entries (lists, nulls), terms and signatures (fixed-size arrays) go through the
+    spool files unchanged; the files are deleted once read. Where no file can be written,
+    the batch keeps its frames (they are pickled instead)."""
+    from paperwatch.settings import DedupSettings
+
+    stats = list(scan_folder(seed_folder).files)
+    batch = prepare_files(stats, MAX_BYTES, DedupSettings())
+    assert (batch.entries.height, batch.signatures.height) == (57, 54)  # 54 distinct
+    assert batch.terms.height > 0
+    expected = {name: getattr(batch, name).clone() for name in prepare.SPOOLED_FRAMES}
+    spool = tmp_path / "spool"
+    spool.mkdir()
+
+    spooled = prepare.spool_batch(batch, spool)
+    assert isinstance(spooled, prepare.SpooledBatch)
+    assert sorted(name for name, _ in spooled.files) == sorted(prepare.SPOOLED_FRAMES)
+    assert len(list(spool.iterdir())) == 3
+    assert spooled.batch.entries.height == 0  # not pickled with the batch
+    loaded = prepare.unspooled(spooled)
+    assert list(spool.iterdir()) == []
+    for name, frame in expected.items():
+        assert getattr(loaded, name).schema == frame.schema, name
+        assert getattr(loaded, name).equals(frame), name
+    assert [f.stat.rel for f in loaded.prepared] == [s.rel for s in stats]
+
+    # Without signatures (no dedup settings) that frame stays in the batch, as it was.
+    unsigned = prepare_files(stats, MAX_BYTES)
+    part = prepare.spool_batch(unsigned, spool)
+    assert isinstance(part, prepare.SpooledBatch)
+    assert [name for name, _ in part.files] == ["entries", "terms"]
+    assert part.batch.signatures.height == 0
+    assert part.batch.signatures.schema == pl.Schema(prepare.SIGNATURES_SCHEMA)
+    assert part.load().entries.equals(expected["entries"])
+    assert list(spool.iterdir()) == []
+
+    gone = tmp_path / "gone"
+    kept = prepare.spool_batch(loaded, gone)
+    assert kept is loaded and kept.entries.equals(expected["entries"])
+    assert not gone.exists()
+
+
+def test_a_pool_removes_the_spool_folders_of_runs_that_died(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed with its workers leaves its spool folder; the next pool deletes it,
+    not the folder of a process that still runs."""
+    import tempfile
+
+    from paperwatch.batches import SPOOL_PREFIX
+    from tests.conftest import dead_pid
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+    dead = tmp_path / f"{SPOOL_PREFIX}{dead_pid()}-x1"
+    dead.mkdir()
+    (dead / "left.arrow").write_bytes(b"x")
+    alive = tmp_path / f"{SPOOL_PREFIX}{os.getpid()}-x2"
+    alive.mkdir()
+    other = tmp_path / "paperwatch-prepare-notapid"
+    other.mkdir()
+    pool = PreparePool(1)
+    try:
+        assert pool.spool is not None and pool.spool.parent == tmp_path
+        assert not dead.exists()
+        assert alive.is_dir() and other.is_dir()
+    finally:
+        pool.shutdown()
+    assert not pool.spool.exists()

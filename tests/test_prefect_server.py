@@ -26,7 +26,7 @@ from paperwatch.prefect_server import (
     template_setup_path,
     usable_template,
 )
-from tests.conftest import SEEDS
+from tests.conftest import SEEDS, dead_pid
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,13 +298,7 @@ def test_an_interrupted_or_killed_copy_leaves_no_partial_file(
     cache.mkdir()
     template = cache / "prefect-x.db"
     # A copy of a process killed meanwhile (a pid that is not running) ...
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    orphan = cache / f".prefect-x.db.{dead.stdout.strip()}.partial"
+    orphan = cache / f".prefect-x.db.{dead_pid()}.partial"
     orphan.write_bytes(b"half")
     real_backup = module._backup
 
