@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,7 +56,6 @@ from paperwatch.prepare import (
     prepare_files_spooled,
     unspooled,
 )
-from paperwatch.snapshot import pid_alive
 from paperwatch.store import (
     BatchWrites,
     CheckedFile,
@@ -84,6 +83,8 @@ from paperwatch.workers import (
 )
 
 if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
     from paperwatch.settings import DedupSettings
 
 __all__ = [
@@ -371,21 +372,40 @@ def prepare_isolated(
 
 #: Prefix of :attr:`PreparePool.spool` folders; the owning process id follows it.
 SPOOL_PREFIX = "paperwatch-prepare-"
+#: The file in a spool folder that its pool holds locked while it runs.
+SPOOL_LOCK = ".owner.lock"
 
 
-def _new_spool() -> Path | None:
-    """A new spool folder named after this process; first deletes those of processes
-    that no longer run. None when the temporary folder is not writable."""
-    root = Path(tempfile.gettempdir())
-    with suppress(OSError):
-        for old in root.glob(f"{SPOOL_PREFIX}*"):
-            owner = old.name.removeprefix(SPOOL_PREFIX).split("-", 1)[0]
-            if owner.isdigit() and not pid_alive(int(owner)):
-                shutil.rmtree(old, ignore_errors=True)
+def _new_spool() -> tuple[Path, BaseFileLock] | None:
+    """A new spool folder and the lock its pool holds on it; first deletes the spool
+    folders whose lock nobody holds (their run was killed). None when no temporary folder
+    is writable (results are then pickled).
+
+    The owner is told by a lock (``filelock``: ``flock`` on POSIX), not by its process id:
+    a run in another PID namespace (a container sharing ``TMPDIR``) has ids this process
+    cannot see, and ids are reused. A folder made by a run starting at the same moment may
+    be deleted before it is locked; that run's workers then pickle their results.
+    """
+    from filelock import FileLock, Timeout
+
     try:
-        return Path(tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-"))
-    except OSError:
+        root = Path(tempfile.gettempdir())
+        for old in root.glob(f"{SPOOL_PREFIX}*"):
+            stale = FileLock(old / SPOOL_LOCK)
+            try:
+                stale.acquire(timeout=0)
+            except (Timeout, OSError):
+                continue
+            try:
+                shutil.rmtree(old, ignore_errors=True)
+            finally:
+                stale.release()
+        folder = Path(tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root))
+        lock = FileLock(folder / SPOOL_LOCK)
+        lock.acquire(timeout=0)
+    except (OSError, Timeout):
         return None
+    return folder, lock
 
 
 class PreparePool(Executor):
@@ -403,9 +423,10 @@ class PreparePool(Executor):
             :meth:`overdue` and :meth:`restart`.
         spool: a new folder in the system's temporary folder (``TMPDIR``) where the
             workers leave the frames of the chunks they prepared for :func:`prepare_batch`
-            to read (:func:`paperwatch.prepare.spool_batch`); deleted by :meth:`shutdown`.
-            Folders that a killed run left behind (their process is gone) are deleted
-            when a pool starts. None when it could not be made: results are then pickled.
+            to read (:func:`paperwatch.prepare.spool_batch`); locked while the pool runs,
+            deleted by :meth:`shutdown`. Folders that a killed run left behind (nobody
+            holds their lock) are deleted when a pool starts. None when it could not be
+            made: results are then pickled.
     """
 
     def __init__(self, workers: int, memory_limit: int = 0, timeout_s: float = 0.0) -> None:
@@ -414,7 +435,9 @@ class PreparePool(Executor):
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
         self.heartbeats: Heartbeats | None = None
-        self.spool = _new_spool()
+        made = _new_spool()
+        self.spool: Path | None = made[0] if made is not None else None
+        self._spool_lock: BaseFileLock | None = made[1] if made is not None else None
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -455,6 +478,8 @@ class PreparePool(Executor):
             self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
             if self.spool is not None:
                 shutil.rmtree(self.spool, ignore_errors=True)
+            if self._spool_lock is not None:
+                self._spool_lock.release()
 
     def terminate(self) -> None:
         """Kill the workers now (an interrupted run: do not wait for the files they hold)."""

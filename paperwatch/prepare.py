@@ -329,13 +329,19 @@ class SpooledBatch:
         """The batch with its frames read back (the same rows, columns and types); the
         files are deleted, also when reading one raises.
 
+        Each file is opened and deleted before it is read: Polars maps an uncompressed
+        IPC file into memory, and a file cut short by another process while mapped would
+        end this one with SIGBUS; once deleted, its name reaches it no more.
+
         Raises:
             OSError: a file cannot be read (e.g. deleted meanwhile).
             polars.exceptions.ComputeError: a file is not a complete IPC file.
         """
         try:
             for name, path in self.files:
-                setattr(self.batch, name, pl.read_ipc(path))
+                with path.open("rb") as handle:
+                    path.unlink()
+                    setattr(self.batch, name, pl.read_ipc(handle))
         finally:
             for _, path in self.files:
                 with suppress(OSError):

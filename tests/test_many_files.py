@@ -15,6 +15,7 @@ import pytest
 import paperwatch.prepare as prepare
 from paperwatch import db, store
 from paperwatch.batches import (
+    SPOOL_LOCK,
     PreparePool,
     check_batch,
     load_batch,
@@ -70,7 +71,7 @@ def test_a_pool_sends_back_one_entries_frame_per_chunk(
     try:
         pooled = prepare_batch(stats, MAX_BYTES, pool)
         # The chunks' frames came back through files, each read and deleted.
-        assert spool is not None and spool.is_dir() and list(spool.iterdir()) == []
+        assert spool is not None and [p.name for p in spool.iterdir()] == [SPOOL_LOCK]
     finally:
         pool.shutdown()
     assert not spool.exists()
@@ -457,27 +458,45 @@ def test_a_spooled_batch_reads_back_the_same_frames(seed_folder: Path, tmp_path:
 def test_a_pool_removes_the_spool_folders_of_runs_that_died(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run killed with its workers leaves its spool folder; the next pool deletes it,
-    not the folder of a process that still runs."""
+    """A run killed with its workers leaves its spool folder unlocked; the next pool
+    deletes it, not the folder whose lock a running pool holds, whatever process ids
+    the names carry (another PID namespace reuses them)."""
     import tempfile
+
+    from filelock import FileLock
 
     from paperwatch.batches import SPOOL_PREFIX
     from tests.conftest import dead_pid
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
-    dead = tmp_path / f"{SPOOL_PREFIX}{dead_pid()}-x1"
+    dead = tmp_path / f"{SPOOL_PREFIX}{os.getpid()}-x1"  # a live pid, yet unlocked
     dead.mkdir()
+    (dead / SPOOL_LOCK).touch()
     (dead / "left.arrow").write_bytes(b"x")
-    alive = tmp_path / f"{SPOOL_PREFIX}{os.getpid()}-x2"
+    unlocked = tmp_path / f"{SPOOL_PREFIX}{dead_pid()}-x3"  # no lock file at all
+    unlocked.mkdir()
+    alive = tmp_path / f"{SPOOL_PREFIX}{dead_pid()}-x2"  # a dead pid, yet locked
     alive.mkdir()
-    other = tmp_path / "paperwatch-prepare-notapid"
+    held = FileLock(alive / SPOOL_LOCK)
+    held.acquire(timeout=0)
+    other = tmp_path / "paperwatch-other"
     other.mkdir()
-    pool = PreparePool(1)
     try:
-        assert pool.spool is not None and pool.spool.parent == tmp_path
-        assert not dead.exists()
-        assert alive.is_dir() and other.is_dir()
+        pool = PreparePool(1)
+        try:
+            assert pool.spool is not None and pool.spool.parent == tmp_path
+            assert (pool.spool / SPOOL_LOCK).is_file()
+            assert not dead.exists() and not unlocked.exists()
+            assert alive.is_dir() and other.is_dir()
+            # A second pool leaves the first one's folder alone.
+            second = PreparePool(1)
+            try:
+                assert pool.spool.is_dir() and second.spool != pool.spool
+            finally:
+                second.shutdown()
+        finally:
+            pool.shutdown()
+        assert not pool.spool.exists()
     finally:
-        pool.shutdown()
-    assert not pool.spool.exists()
+        held.release()
