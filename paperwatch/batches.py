@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 import polars as pl
+from filelock import BaseFileLock, FileLock, Timeout
 
 from paperwatch import db
 from paperwatch.ingest import (
@@ -83,8 +84,6 @@ from paperwatch.workers import (
 )
 
 if TYPE_CHECKING:
-    from filelock import BaseFileLock
-
     from paperwatch.settings import DedupSettings
 
 __all__ = [
@@ -386,8 +385,6 @@ def _new_spool() -> tuple[Path, BaseFileLock] | None:
     cannot see, and ids are reused. A folder made by a run starting at the same moment may
     be deleted before it is locked; that run's workers then pickle their results.
     """
-    from filelock import FileLock, Timeout
-
     try:
         root = Path(tempfile.gettempdir())
         for old in root.glob(f"{SPOOL_PREFIX}*"):

@@ -500,3 +500,46 @@ def test_a_pool_removes_the_spool_folders_of_runs_that_died(
         assert not pool.spool.exists()
     finally:
         held.release()
+
+
+def test_a_spool_file_is_deleted_before_it_is_read(
+    seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polars maps the file it reads: a file cut short meanwhile would end the run with
+    SIGBUS, so no other process may reach it by name while it is read."""
+    batch = prepare_files(list(scan_folder(seed_folder).files), MAX_BYTES)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    spooled = prepare.spool_batch(batch, spool)
+    assert isinstance(spooled, prepare.SpooledBatch)
+    read_ipc = pl.read_ipc
+    names_at_read: list[list[str]] = []
+
+    def reading(source: object) -> pl.DataFrame:
+        names_at_read.append(sorted(p.name for p in spool.iterdir()))
+        return read_ipc(source)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prepare.pl, "read_ipc", reading)
+    loaded = spooled.load()
+    first, second = (path.name for _, path in spooled.files)
+    assert names_at_read == [[second], []]
+    assert first != second and loaded.entries.height == 57
+
+
+def test_without_a_writable_temporary_folder_results_are_pickled(
+    seed_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    def no_folder() -> str:
+        raise FileNotFoundError("No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_folder)
+    stats = list(scan_folder(seed_folder).files)
+    pool = PreparePool(1)
+    try:
+        assert pool.spool is None
+        pooled = prepare_batch(stats, MAX_BYTES, pool)
+    finally:
+        pool.shutdown()
+    assert pooled.entries.equals(prepare_files(stats, MAX_BYTES).entries)
