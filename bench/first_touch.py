@@ -11,24 +11,27 @@ given them back, and every page faults through to the host again.
 Why it matters for paperwatch: an ingest allocates and frees the same few hundred
 megabytes per batch (Polars frames, NumPy arrays of shingle hashes, DuckDB buffers), and
 Polars gives freed memory back to the system within about 1.5 s (the jemalloc options
-``dirty_decay_ms:500,muzzy_decay_ms:1000`` that ``polars/__init__.py`` sets). Where this script shows a large gap between the two kinds of
-row, a run's system time and part of its user time go to faulting memory in again;
-bench/RESULTS.md says what was tried against it.
+``dirty_decay_ms:500,muzzy_decay_ms:1000`` that ``polars/__init__.py`` sets). Where this
+script shows a large gap between the two kinds of row, a run's system time and part of
+its user time go to faulting memory in again; bench/RESULTS.md says what was tried
+against it. The first round touches memory the process never used.
 """
 
 from __future__ import annotations
 
 import argparse
+import mmap
 import time
 
 import numpy as np
 
 
 def touch(mb: int) -> float:
-    """Seconds to allocate ``mb`` MiB and write each page once (the array is then freed)."""
+    """Seconds to allocate ``mb`` MiB and write one byte of each page (``mmap.PAGESIZE``
+    bytes) once; the array is then freed."""
     started = time.perf_counter()
     block = np.empty(mb << 20, dtype=np.uint8)
-    block[::4096] = 1
+    block[:: mmap.PAGESIZE] = 1
     elapsed = time.perf_counter() - started
     del block
     return elapsed
