@@ -133,7 +133,8 @@ def normalise_token(token: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Tokens:
-    """Tokens of a batch: ``codes`` index ``vocabulary`` (casefolded), ``lengths`` per text."""
+    """Tokens of a batch: ``codes`` (int32) index ``vocabulary`` (casefolded), ``lengths``
+    per text."""
 
     vocabulary: list[str]
     codes: np.ndarray
@@ -151,13 +152,13 @@ def _tokenize_many(texts: Sequence[str]) -> _Tokens:
     lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     tokens = lists.explode().drop_nulls()
     if len(tokens) == 0:
-        return _Tokens([], np.empty(0, np.int64), lengths)
+        return _Tokens([], np.empty(0, np.int32), lengths)
     surface = tokens.unique(maintain_order=True)
-    surface_codes = tokens.cast(pl.Enum(surface)).to_physical().to_numpy().astype(np.int64)
+    surface_codes = tokens.cast(pl.Enum(surface)).to_physical().to_numpy()
     folded: dict[str, int] = {}
     fold_code = np.fromiter(
         (folded.setdefault(normalise_token(t), len(folded)) for t in surface.to_list()),
-        np.int64,
+        np.int32,
         len(surface),
     )
     return _Tokens(list(folded), fold_code[surface_codes], lengths)
@@ -233,12 +234,20 @@ def _token_hash(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(_FMIX1)
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(_FMIX2)
-    return x ^ (x >> np.uint64(33))
+def _fmix64(x: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser of each value of ``x`` (uint64); with ``in_place``,
+    ``x`` itself is overwritten and returned. One scratch array of ``x``'s size instead of
+    a new array per step: a batch's shingle hashes are tens of megabytes, and each new
+    array of that size is memory the process touches for the first time."""
+    x = x if in_place else x.copy()
+    shifted = np.empty_like(x)
+    for multiplier in (_FMIX1, _FMIX2):
+        np.right_shift(x, np.uint64(33), out=shifted)
+        np.bitwise_xor(x, shifted, out=x)
+        np.multiply(x, np.uint64(multiplier), out=x)
+    np.right_shift(x, np.uint64(33), out=shifted)
+    np.bitwise_xor(x, shifted, out=x)
+    return x
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,19 +298,22 @@ def shingle_hash_sets(
         (_token_hash(t) for t in batch.vocabulary), np.uint64, len(batch.vocabulary)
     )
     h = vocab_hash[batch.codes]
-    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    doc_end = token_offsets[1:][doc]
-    start = np.arange(total, dtype=np.int64)
+    doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
 
+    # Arrays of one value per token are folded in place: each new one would be tens of
+    # megabytes the process touches for the first time.
     if word_shingle == char_shingle:  # one window length: contiguous slices, no masks
         k = word_shingle
         m = max(total - k + 1, 0)
         acc = np.full(m, k, np.uint64)
         for j in range(k):
-            acc = acc * np.uint64(_FOLD) + h[j : j + m]
-        valid = start[:m] + k <= doc_end[:m]
-        values, owner = _fmix64(acc[valid]), doc[:m][valid]
+            np.multiply(acc, np.uint64(_FOLD), out=acc)
+            np.add(acc, h[j : j + m], out=acc)
+        valid = doc[:m] == doc[k - 1 : k - 1 + m]  # first and last token of one text
+        values, owner = _fmix64(acc[valid], in_place=True), doc[:m][valid]
     else:
+        doc_end = token_offsets[1:][doc]
+        start = np.arange(total, dtype=np.int64)
         vocab_unspaced = np.fromiter(
             (_is_unspaced(t) for t in batch.vocabulary), np.bool_, len(batch.vocabulary)
         )
@@ -312,7 +324,7 @@ def shingle_hash_sets(
             hj = h[np.minimum(start + j, total - 1)]
             acc = np.where(take, acc * np.uint64(_FOLD) + hj, acc)
         valid = start + widths <= doc_end
-        values, owner = _fmix64(acc[valid]), doc[valid]
+        values, owner = _fmix64(acc[valid], in_place=True), doc[valid]
 
     # A text shorter than one window is one shingle of all its tokens.
     counts = np.bincount(owner, minlength=n).astype(np.int64)
@@ -324,7 +336,7 @@ def shingle_hash_sets(
             for value in h[token_offsets[i] : token_offsets[i + 1]]:
                 folded = (folded * _FOLD + int(value)) & _MASK64
             extra[slot] = folded
-        values = np.concatenate([values, _fmix64(extra)])
+        values = np.concatenate([values, _fmix64(extra, in_place=True)])
         owner = np.concatenate([owner, short])
         order = np.argsort(owner, kind="stable")
         values = values[order]
@@ -424,7 +436,7 @@ def band_keys(signatures: np.ndarray, params: LshParams) -> np.ndarray:
         acc = np.full(n, band + 1, np.uint64)
         for col in range(band * params.rows, (band + 1) * params.rows):
             acc = acc * np.uint64(_FOLD) + sig[:, col]
-        keys[:, band] = _fmix64(acc)
+        keys[:, band] = _fmix64(acc, in_place=True)
     return keys
 
 

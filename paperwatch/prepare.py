@@ -74,9 +74,10 @@ def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
     texts = batch_texts(prepared)
     if not texts:
         return pl.DataFrame(schema=TERMS_SCHEMA)
-    papers = pl.DataFrame({"paper_id": list(texts), "abstract": list(texts.values())})
-    terms = extract_terms(papers)
-    return terms.select(key=key_numbers(terms["paper_id"]), term="term", n="n")
+    # Keyed by number from the start: the 16 hex digits of 23,000 abstracts are parsed
+    # once each, not once for each of their 3.8 million term rows.
+    papers = pl.DataFrame({"paper_id": key_numbers(list(texts)), "abstract": list(texts.values())})
+    return extract_terms(papers).select(key="paper_id", term="term", n="n")
 
 
 def key_numbers(keys: pl.Series | list[str]) -> pl.Series:

@@ -140,6 +140,70 @@ def test_extraction_is_deterministic_and_sorted() -> None:
     assert second.filter(pl.col("paper_id") == "a").equals(first.filter(pl.col("paper_id") == "a"))
 
 
+def test_terms_sort_as_their_text() -> None:
+    """Terms are counted on the positions of their words in the batch's sorted word forms;
+    the order that gives must be the text's (a space sorts before every word character)."""
+    abstract = (
+        "Graph neural networks, graph-based graphics and Graph Cascades (GC) with GPT-3.5; "
+        "the café model of été and Ωmega methods. Large Language Models (LLMs) help LLMs. "
+        "we'd use x-ray CT and mixture of experts, 图像分割方法 too."
+    )
+    terms = extract_terms(pl.DataFrame({"paper_id": ["p"], "abstract": [abstract]}))
+    assert terms["term"].to_list() == sorted(terms["term"].to_list())
+    assert {"graph neural network", "graph-based graphics", "GPT-3.5", "café", "ωmega",
+            "graph cascade", "large language model", "mixture of experts", "图像"} <= set(terms["term"])  # fmt: skip
+    counts = dict(zip(terms["term"], terms["n"], strict=True))
+    # "Large Language Models (LLMs)" is one mention; the bare "LLMs" after it is another.
+    assert counts["large language model"] == 2
+    assert "LLM" not in counts and "GC" not in counts
+
+
+def test_counting_is_the_same_without_room_to_pack() -> None:
+    """With too many documents and word forms to pack an n-gram into 64 bits, the n-grams
+    are sorted column by column: the same counts, in the same order."""
+    from paperwatch.terms import _counted_word_grams
+
+    rng = random.Random(7)
+    rows = []
+    for _ in range(400):
+        size = rng.randint(1, 3)
+        words = [rng.randint(0, 5) for _ in range(size)] + [None] * (3 - size)
+        rows.append((rng.randint(0, 9), *words, rng.random() < 0.2))
+    grams = pl.DataFrame(
+        rows,
+        schema={"doc": pl.UInt32, "a": pl.UInt32, "b": pl.UInt32, "c": pl.UInt32,
+                "from_acronym": pl.Boolean},
+        orient="row",
+    )  # fmt: skip
+    packed = _counted_word_grams(grams, forms=6, docs=10)
+    wide = _counted_word_grams(grams, forms=2**31, docs=10)
+    assert packed.equals(wide)
+    assert packed.height == grams.unique(["doc", "a", "b", "c"]).height
+    # A term whose occurrences include both an acronym and its expansion counts one less.
+    both = grams.group_by("doc", "a", "b", "c").agg(
+        n=pl.len(), acronyms=pl.col("from_acronym").sum()
+    )
+    expected = both.select(
+        "doc", "a", "b", "c",
+        n=pl.col("n") - ((pl.col("acronyms") > 0) & (pl.col("acronyms") < pl.col("n"))).cast(pl.Int64),
+    ).sort("doc", "a", "b", "c", nulls_last=False)  # fmt: skip
+    assert packed.equals(expected)
+
+
+def test_numeric_paper_ids_are_kept() -> None:
+    abstracts = ["KV cache compression.", "Speculative decoding drafts."]
+    by_name = extract_terms(pl.DataFrame({"paper_id": ["a", "b"], "abstract": abstracts}))
+    by_number = extract_terms(
+        pl.DataFrame({"paper_id": pl.Series([7, 9], dtype=pl.UInt64), "abstract": abstracts})
+    )
+    assert by_number.schema["paper_id"] == pl.UInt64
+    assert by_number.with_columns(
+        pl.col("paper_id").replace_strict({7: "a", 9: "b"}, return_dtype=pl.String)
+    ).equals(by_name)
+    empty = pl.DataFrame({"paper_id": pl.Series([], dtype=pl.UInt64), "abstract": []})
+    assert extract_terms(empty).schema["paper_id"] == pl.UInt64
+
+
 def test_word_lists_are_loaded() -> None:
     assert {"the", "of", "propose", "novel", "emph", "textbf"} <= stop_words()
     assert {"method", "result", "paper", "model", "data"} <= generic_terms()
