@@ -548,6 +548,14 @@ def _alias_grams(aliases: pl.DataFrame, forms: pl.Series) -> pl.DataFrame:
     return coded.drop("words")
 
 
+#: Documents whose n-grams are sorted together by :func:`_counted_word_grams`. Counting the
+#: 3.5 million n-grams of 20,000 generated abstracts (scratch script, 2 cores, CPU-s per
+#: count): 0.62 all at once, 0.53 by 16,384 documents, 0.43 by 4,096, 0.47 by 1,024, 0.82
+#: by 256 (one pass over the n-grams per range); the four columns sorted as they are,
+#: 0.93-0.97; the terms' text (doc, term) sorted, as before, 1.0-1.1.
+_DOCS_PER_SORT = 4096
+
+
 def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFrame:
     """Occurrences of each (doc, a, b, c) of ``grams``, sorted by doc then a, b, c (a
     missing form first): rows (doc, a, b, c, n).
@@ -556,51 +564,69 @@ def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFr
     acronym standing for the term, its expansion). A term with occurrences of both kinds
     is counted once less: "Expansion (ACR)" is one mention, counted once by each side.
 
-    Each row is packed into one 64-bit number (doc, each form's position + 1, from_acronym,
-    most significant first) when ``docs`` and ``forms`` (the batch's numbers of documents
-    and word forms) leave room, and that one column is sorted and counted by runs. On
-    3.5 million n-grams of 20,000 generated abstracts this and building the terms' text
-    afterwards took about 0.75 CPU-s, where sorting the text of the terms (doc, term) and
-    counting its runs took 1.0-1.1 (scratch script, 2 cores). Otherwise the columns are
+    The rows are sorted and counted by runs. Sorting one column of numbers costs far less
+    than sorting several, so each n-gram (doc, its three forms' positions + 1, 0 for
+    none, and ``from_acronym``) is packed into one 64-bit number, the documents taken
+    in ranges of at most :data:`_DOCS_PER_SORT`, fewer when ``forms`` (the batch's
+    number of word forms) leaves less room for the document in the number (``docs`` is
+    the batch's number of documents). Past two million word forms the four columns are
     sorted as they are.
     """
-    bits = forms.bit_length()  # a position + 1, 0 for none
-    doc_bits = max(1, (docs - 1).bit_length())
-    if doc_bits + 3 * bits + 1 <= 64:
-
-        def packed(name: str, shift: int) -> pl.Expr:
-            return (pl.col(name).cast(pl.UInt64) + 1).fill_null(0) * (1 << shift)
-
-        def unpacked(shift: int) -> pl.Expr:
-            value = (pl.col("gram") // (1 << shift)) % (1 << bits)
-            return pl.when(value == 0).then(None).otherwise(value - 1).cast(pl.UInt32)
-
-        ordered = (
-            grams.select(
-                key=pl.col("doc").cast(pl.UInt64) * (1 << (3 * bits + 1))
-                + packed("a", 2 * bits + 1)
-                + packed("b", bits + 1)
-                + packed("c", 1)
-                + pl.col("from_acronym").cast(pl.UInt64)
-            )
-            .sort("key")
-            .with_row_index("i")
-            .with_columns(
-                gram=pl.col("key") // 2, from_acronym=(pl.col("key") % 2).cast(pl.Boolean)
-            )
-        )
-        starts = ordered.filter(
-            (pl.col("gram") != pl.col("gram").shift(1)).fill_null(True)
-        ).with_columns(
-            doc=(pl.col("gram") // (1 << (3 * bits))).cast(pl.UInt32),
-            a=unpacked(2 * bits),
-            b=unpacked(bits),
-            c=unpacked(0),
-        )
-    else:
+    bits = forms.bit_length()
+    room = 64 - 1 - 3 * bits  # bits left for the document
+    if room < 1:
         ordered = grams.sort(_GRAM).with_row_index("i")
         changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _GRAM)
-        starts = ordered.filter(changed)
+        return _runs(ordered, ordered.filter(changed))
+    span = min(1 << room, _DOCS_PER_SORT)
+    if docs <= span:
+        return _counted_packed(grams, bits, 0)
+    parts = [
+        _counted_packed(
+            grams.filter(pl.col("doc").is_between(first, first + span - 1)), bits, first
+        )
+        for first in range(0, docs, span)
+    ]
+    return pl.concat(parts)
+
+
+def _counted_packed(grams: pl.DataFrame, bits: int, first: int) -> pl.DataFrame:
+    """:func:`_counted_word_grams` of ``grams`` whose documents are ``first`` to
+    ``first + 2**(63 - 3·bits) - 1``, each row packed into one 64-bit number."""
+
+    def packed(name: str, shift: int) -> pl.Expr:
+        return (pl.col(name).cast(pl.UInt64) + 1).fill_null(0) * (1 << shift)
+
+    def unpacked(shift: int) -> pl.Expr:
+        value = (pl.col("gram") // (1 << shift)) % (1 << bits)
+        return pl.when(value == 0).then(None).otherwise(value - 1).cast(pl.UInt32)
+
+    ordered = (
+        grams.select(
+            key=(pl.col("doc").cast(pl.UInt64) - first) * (1 << (3 * bits + 1))
+            + packed("a", 2 * bits + 1)
+            + packed("b", bits + 1)
+            + packed("c", 1)
+            + pl.col("from_acronym").cast(pl.UInt64)
+        )
+        .sort("key")
+        .with_row_index("i")
+        .with_columns(gram=pl.col("key") // 2, from_acronym=(pl.col("key") % 2).cast(pl.Boolean))
+    )
+    starts = ordered.filter(
+        (pl.col("gram") != pl.col("gram").shift(1)).fill_null(True)
+    ).with_columns(
+        doc=(pl.col("gram") // (1 << (3 * bits)) + first).cast(pl.UInt32),
+        a=unpacked(2 * bits),
+        b=unpacked(bits),
+        c=unpacked(0),
+    )
+    return _runs(ordered, starts)
+
+
+def _runs(ordered: pl.DataFrame, starts: pl.DataFrame) -> pl.DataFrame:
+    """The counts of :func:`_counted_word_grams` from the sorted n-grams (``i``: row
+    number, ``from_acronym``) and the first row of each run (doc, a, b, c, i)."""
     acronyms = ordered["from_acronym"].cast(pl.Int64)
     before = (acronyms.cum_sum() - acronyms).gather(starts["i"])  # acronym rows before each run
     runs = starts.select(

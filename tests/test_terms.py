@@ -159,8 +159,9 @@ def test_terms_sort_as_their_text() -> None:
 
 
 def test_counting_is_the_same_without_room_to_pack() -> None:
-    """With too many documents and word forms to pack an n-gram into 64 bits, the n-grams
-    are sorted column by column: the same counts, in the same order."""
+    """With too many documents and word forms to pack every n-gram into one 64-bit
+    number, the documents are counted in ranges, or (past two million forms) the four
+    columns sorted as they are: the same counts, in the same order."""
     from paperwatch.terms import _counted_word_grams
 
     rng = random.Random(7)
@@ -175,9 +176,10 @@ def test_counting_is_the_same_without_room_to_pack() -> None:
                 "from_acronym": pl.Boolean},
         orient="row",
     )  # fmt: skip
-    packed = _counted_word_grams(grams, forms=6, docs=10)
-    wide = _counted_word_grams(grams, forms=2**31, docs=10)
-    assert packed.equals(wide)
+    packed = _counted_word_grams(grams, forms=6, docs=10)  # all documents at once
+    # 2**19 forms (20 bits each) leave 3 bits: documents 0-7, then 8-9.
+    assert packed.equals(_counted_word_grams(grams, forms=2**19, docs=10))
+    assert packed.equals(_counted_word_grams(grams, forms=2**31, docs=10))  # four columns
     assert packed.height == grams.unique(["doc", "a", "b", "c"]).height
     # A term whose occurrences include both an acronym and its expansion counts one less.
     both = grams.group_by("doc", "a", "b", "c").agg(
