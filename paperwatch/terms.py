@@ -315,9 +315,7 @@ def _vocabulary(tokens: pl.DataFrame) -> pl.DataFrame:
     ).select("tok", "w", "w_of", "lower", "ok", "conn", "generic", "is_cjk")
 
 
-def _form_codes(
-    values: pl.Expr | pl.Series, forms: pl.Series, strict: bool = True
-) -> pl.Expr | pl.Series:
+def _form_codes(values: pl.Series, forms: pl.Series, strict: bool = True) -> pl.Series:
     """``values`` (strings) as their positions in ``forms`` (distinct strings), UInt32;
     null for a null value, and with ``strict=False`` for a value not in ``forms``."""
     return values.cast(pl.Enum(forms), strict=strict).to_physical().cast(pl.UInt32)
@@ -332,11 +330,15 @@ def _word_forms(vocab: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
     character a form holds, so the tuple of a phrase's form positions sorts as the
     phrase's text does ("graph" < "graph model" < "graphs") and equal tuples are equal
     phrases."""
-    forms = pl.concat([vocab["w"], vocab["w_of"], vocab["lower"]]).drop_nulls().unique().sort()
+    stacked = pl.concat([vocab["w"], vocab["w_of"], vocab["lower"]])
+    forms = stacked.drop_nulls().unique().sort()
+    # One cast of the three columns: each cast builds the list's hash table again.
+    positions = _form_codes(stacked, forms)
+    n = vocab.height
     codes = vocab.select(
-        w=_form_codes(pl.col("w"), forms),
-        w_of=_form_codes(pl.col("w_of"), forms),
-        lower=_form_codes(pl.col("lower"), forms),
+        w=positions.slice(0, n),
+        w_of=positions.slice(n, n),
+        lower=positions.slice(2 * n, n),
         ok="ok",
         conn="conn",
         generic="generic",
@@ -524,24 +526,25 @@ def _alias_grams(aliases: pl.DataFrame, forms: pl.Series) -> pl.DataFrame:
     Raises:
         ValueError: a canonical term is not one to three forms of the batch (it is built
             from them, so this is a fault of the rules, not of the text)."""
-    known = aliases.select(
-        "doc",
-        "expansion_is_term",
-        acronym=_form_codes(pl.col("acronym"), forms, strict=False),
-        words=pl.col("canonical").str.split(" "),
-    ).filter(pl.col("acronym").is_not_null())
-    coded = known.select(
-        "doc",
-        "acronym",
-        *[
-            _form_codes(pl.col("words").list.get(i, null_on_oob=True), forms, strict=False).alias(
-                name
-            )
-            for i, name in enumerate("abc")
-        ],
-        "expansion_is_term",
-        words=pl.col("words").list.len(),
+    words = aliases["canonical"].str.split(" ")
+    # One cast of the acronyms and the canonical terms' words (each cast builds the
+    # forms' hash table again).
+    stacked = pl.concat(
+        [aliases["acronym"], *[words.list.get(i, null_on_oob=True) for i in range(3)]]
     )
+    positions = _form_codes(stacked, forms, strict=False)
+    n = aliases.height
+    coded = pl.DataFrame(
+        {
+            "doc": aliases["doc"],
+            "acronym": positions.slice(0, n),
+            "a": positions.slice(n, n),
+            "b": positions.slice(2 * n, n),
+            "c": positions.slice(3 * n, n),
+            "expansion_is_term": aliases["expansion_is_term"],
+            "words": words.list.len(),
+        }
+    ).filter(pl.col("acronym").is_not_null())
     found = sum(pl.col(name).is_not_null().cast(pl.UInt32) for name in "abc")
     if coded.filter((pl.col("words") > 3) | (found != pl.col("words"))).height:
         raise ValueError("an acronym's canonical term is not made of the batch's word forms")
@@ -554,6 +557,11 @@ def _alias_grams(aliases: pl.DataFrame, forms: pl.Series) -> pl.DataFrame:
 #: by 256 (one pass over the n-grams per range); the four columns sorted as they are,
 #: 0.93-0.97; the terms' text (doc, term) sorted, as before, 1.0-1.1.
 _DOCS_PER_SORT = 4096
+#: Fewest documents per range worth packing; with less room the n-grams are sorted as they
+#: are. Ranges of a few documents each cost one pass over the n-grams each: 20,000 real
+#: abstracts with their words varied to many more forms took 21 CPU-s that way against 6.3
+#: for the text sort before (scratch check).
+_MIN_DOCS_PER_SORT = 1024
 
 
 def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFrame:
@@ -569,25 +577,26 @@ def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFr
     none, and ``from_acronym``) is packed into one 64-bit number, the documents taken
     in ranges of at most :data:`_DOCS_PER_SORT`, fewer when ``forms`` (the batch's
     number of word forms) leaves less room for the document in the number (``docs`` is
-    the batch's number of documents). Past two million word forms the four columns are
-    sorted as they are.
+    the batch's number of documents). When that room is under
+    :data:`_MIN_DOCS_PER_SORT` documents (131,072 forms or more, with more documents
+    than fit), the four columns are sorted as they are: many small ranges would cost
+    more than the sort they save.
     """
     bits = forms.bit_length()
     room = 64 - 1 - 3 * bits  # bits left for the document
-    if room < 1:
+    span = min(1 << room, _DOCS_PER_SORT) if room >= 0 else 0
+    if span >= docs:
+        return _counted_packed(grams, bits, 0)
+    if span < _MIN_DOCS_PER_SORT:
         ordered = grams.sort(_GRAM).with_row_index("i")
         changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _GRAM)
         return _runs(ordered, ordered.filter(changed))
-    span = min(1 << room, _DOCS_PER_SORT)
-    if docs <= span:
-        return _counted_packed(grams, bits, 0)
-    parts = [
-        _counted_packed(
-            grams.filter(pl.col("doc").is_between(first, first + span - 1)), bits, first
-        )
-        for first in range(0, docs, span)
-    ]
-    return pl.concat(parts)
+    ranges = grams.with_columns(range=pl.col("doc") // span).partition_by(
+        "range", as_dict=True, include_key=False
+    )
+    return pl.concat(
+        [_counted_packed(ranges[key], bits, int(key[0]) * span) for key in sorted(ranges)]
+    )
 
 
 def _counted_packed(grams: pl.DataFrame, bits: int, first: int) -> pl.DataFrame:

@@ -177,7 +177,11 @@ def test_counting_is_the_same_without_room_to_pack() -> None:
         orient="row",
     )  # fmt: skip
     packed = _counted_word_grams(grams, forms=6, docs=10)  # all documents at once
-    # 2**19 forms (20 bits each) leave 3 bits: documents 0-7, then 8-9.
+    # 4,096 documents at most a range: documents spread over 0-4500 are counted in two.
+    spread = grams.with_columns(doc=pl.col("doc") * 500)
+    in_ranges = _counted_word_grams(spread, forms=2**10, docs=5000)
+    assert in_ranges.equals(packed.with_columns(doc=pl.col("doc") * 500))
+    # 2**19 forms (20 bits each) leave 3 bits, 8 documents a range: too few, four columns.
     assert packed.equals(_counted_word_grams(grams, forms=2**19, docs=10))
     assert packed.equals(_counted_word_grams(grams, forms=2**31, docs=10))  # four columns
     assert packed.height == grams.unique(["doc", "a", "b", "c"]).height
