@@ -584,8 +584,8 @@ def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFr
     """
     bits = forms.bit_length()
     room = 64 - 1 - 3 * bits  # bits left for the document
-    span = min(1 << room, _DOCS_PER_SORT) if room >= 0 else 0
-    if span >= docs:
+    span = min(1 << room, _DOCS_PER_SORT) if room >= 1 else 0
+    if span >= docs and room >= 1:
         return _counted_packed(grams, bits, 0)
     if span < _MIN_DOCS_PER_SORT:
         ordered = grams.sort(_GRAM).with_row_index("i")

@@ -184,6 +184,9 @@ def test_counting_is_the_same_without_room_to_pack() -> None:
     # 2**19 forms (20 bits each) leave 3 bits, 8 documents a range: too few, four columns.
     assert packed.equals(_counted_word_grams(grams, forms=2**19, docs=10))
     assert packed.equals(_counted_word_grams(grams, forms=2**31, docs=10))  # four columns
+    # 2**20 forms (21 bits each) leave no bit for the document, even for one document.
+    first = grams.filter(pl.col("doc") == 0)
+    assert _counted_word_grams(first, forms=2**20, docs=1).equals(packed.filter(pl.col("doc") == 0))
     assert packed.height == grams.unique(["doc", "a", "b", "c"]).height
     # A term whose occurrences include both an acronym and its expansion counts one less.
     both = grams.group_by("doc", "a", "b", "c").agg(
