@@ -234,12 +234,12 @@ def _token_hash(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _fmix64(x: np.ndarray, in_place: bool = False) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser of each value of ``x`` (uint64); with ``in_place``,
-    ``x`` itself is overwritten and returned. One scratch array of ``x``'s size instead of
-    a new array per step: a batch's shingle hashes are tens of megabytes, and each new
-    array of that size is memory the process touches for the first time."""
-    x = x if in_place else x.copy()
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser of each value of ``x`` (uint64), written over ``x``,
+    which is returned (every caller passes an array of its own). One scratch array of
+    ``x``'s size instead of a new array per step: a batch's shingle hashes are tens of
+    megabytes, and each new array of that size is memory the process touches for the
+    first time."""
     shifted = np.empty_like(x)
     for multiplier in (_FMIX1, _FMIX2):
         np.right_shift(x, np.uint64(33), out=shifted)
@@ -310,7 +310,7 @@ def shingle_hash_sets(
             np.multiply(acc, np.uint64(_FOLD), out=acc)
             np.add(acc, h[j : j + m], out=acc)
         valid = doc[:m] == doc[k - 1 : k - 1 + m]  # first and last token of one text
-        values, owner = _fmix64(acc[valid], in_place=True), doc[:m][valid]
+        values, owner = _fmix64(acc[valid]), doc[:m][valid]
     else:
         doc_end = token_offsets[1:][doc]
         start = np.arange(total, dtype=np.int64)
@@ -324,7 +324,7 @@ def shingle_hash_sets(
             hj = h[np.minimum(start + j, total - 1)]
             acc = np.where(take, acc * np.uint64(_FOLD) + hj, acc)
         valid = start + widths <= doc_end
-        values, owner = _fmix64(acc[valid], in_place=True), doc[valid]
+        values, owner = _fmix64(acc[valid]), doc[valid]
 
     # A text shorter than one window is one shingle of all its tokens.
     counts = np.bincount(owner, minlength=n).astype(np.int64)
@@ -336,7 +336,7 @@ def shingle_hash_sets(
             for value in h[token_offsets[i] : token_offsets[i + 1]]:
                 folded = (folded * _FOLD + int(value)) & _MASK64
             extra[slot] = folded
-        values = np.concatenate([values, _fmix64(extra, in_place=True)])
+        values = np.concatenate([values, _fmix64(extra)])
         owner = np.concatenate([owner, short])
         order = np.argsort(owner, kind="stable")
         values = values[order]
@@ -436,7 +436,7 @@ def band_keys(signatures: np.ndarray, params: LshParams) -> np.ndarray:
         acc = np.full(n, band + 1, np.uint64)
         for col in range(band * params.rows, (band + 1) * params.rows):
             acc = acc * np.uint64(_FOLD) + sig[:, col]
-        keys[:, band] = _fmix64(acc, in_place=True)
+        keys[:, band] = _fmix64(acc)
     return keys
 
 
