@@ -476,7 +476,8 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
     blocks run: the preparation workers are killed, the run is recorded as failed, and
     Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
     Prefect's temporary server is started here with a guard process that stops it if this
-    process is killed outright (:func:`paperwatch.workers.start_server_guard`).
+    process is killed outright (:func:`paperwatch.workers.start_server_guard`); the flow
+    runs then send no heartbeats (:func:`_no_heartbeats`).
 
     Args:
         home: the Prefect home :func:`prefect_home` set (None: it set none). With a home
@@ -497,8 +498,9 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
         try:
             if early is not None:
                 early.wait()
+                temporary = True
             else:
-                _start_prefects_server()
+                temporary = _start_prefects_server()
         except typer.Exit:  # a RuntimeError too (click's): the error line is printed
             raise
         except ServerExited as exc:
@@ -514,9 +516,28 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
                 f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
                 "(`prefect server start`) and set PREFECT_API_URL"
             ) from None
-        yield
+        with _no_heartbeats() if temporary else contextlib.nullcontext():
+            yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _no_heartbeats() -> Iterator[None]:
+    """Flow runs without Prefect's flow-run heartbeats, for a server that lives only as long
+    as this process (Prefect's temporary server, started here).
+
+    Heartbeats let a lasting server mark a run whose process died as crashed; a temporary
+    server dies with the process, so nobody reads them. And they cost every run time at its
+    end: the heartbeat thread sleeps in one-second steps and the flow waits for it to notice
+    the run ended (Prefect's ``_send_heartbeats`` joins it): 0.6 s at the end of a 100k
+    ingest (py-spy, bench/RESULTS.md). With a server of the user's own
+    (``PREFECT_API_URL``), deployments' runs and runs of the command line keep them.
+    """
+    from prefect.settings import temporary_settings
+
+    with temporary_settings(updates={"flows.heartbeat_frequency": None}):
+        yield
 
 
 def _start_early_server(home: Path | None) -> TemporaryServer | None:
@@ -599,16 +620,21 @@ def _home_or_server_in_settings_files() -> bool:
     return False
 
 
-def _start_prefects_server() -> None:
+def _start_prefects_server() -> bool:
     """Without ``PREFECT_API_URL``: start Prefect's own temporary server now (the instance its
     client uses), one start at a time per home (the server migrates the home's SQLite
-    database while it starts, which two servers must not do at once), with the guard."""
+    database while it starts, which two servers must not do at once), with the guard.
+
+    Returns:
+        True when the runs go to that temporary server; False when a server was chosen
+        (``PREFECT_API_URL`` from a profile or a settings file), which is checked instead.
+    """
     from prefect.settings import PREFECT_API_URL
 
     url = PREFECT_API_URL.value()
     if url:
         _check_chosen_server(str(url))
-        return
+        return False
     from filelock import FileLock
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_HOME
@@ -624,6 +650,7 @@ def _start_prefects_server() -> None:
     if process is not None and process.pid not in _guarded_servers:
         _guarded_servers.add(process.pid)
         start_server_guard(process.pid)
+    return True
 
 
 def _check_chosen_server(url: str) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 import yaml
 
 from paperwatch.workers import start_server_guard
@@ -91,3 +92,41 @@ def test_prefect_yaml_triggers_ingestion_for_its_own_folder_only() -> None:
     assert folder == "{{ $PAPERWATCH_HOME }}/seeds"
     resources = [t["match"]["prefect.resource.id"] for t in ingest["triggers"]]
     assert resources == [f"paperwatch.folder.{folder}"]
+
+
+class _StartedServer:
+    """Stands in for :class:`paperwatch.prefect_server.TemporaryServer` once started."""
+
+    def wait(self) -> None:
+        return None
+
+
+def _heartbeat_frequency() -> int | None:
+    from prefect.settings import get_current_settings
+
+    frequency: int | None = get_current_settings().flows.heartbeat_frequency
+    return frequency
+
+
+def test_runs_on_the_temporary_server_send_no_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nobody reads a temporary server's heartbeats, and waiting for the heartbeat thread
+    cost the end of every run; a server of the user's own keeps them."""
+    from paperwatch import cli
+
+    monkeypatch.setattr("paperwatch.prefect_server.warm_imports", lambda modules: None)
+    default = _heartbeat_frequency()
+    assert default is not None
+
+    monkeypatch.setattr(cli, "_start_early_server", lambda home: _StartedServer())
+    with cli._server_guard():
+        assert _heartbeat_frequency() is None
+    assert _heartbeat_frequency() == default
+
+    monkeypatch.setattr(cli, "_start_early_server", lambda home: None)
+    monkeypatch.setattr(cli, "_start_prefects_server", lambda: True)  # Prefect's own
+    with cli._server_guard():
+        assert _heartbeat_frequency() is None
+
+    monkeypatch.setattr(cli, "_start_prefects_server", lambda: False)  # a chosen server
+    with cli._server_guard():
+        assert _heartbeat_frequency() == default
