@@ -318,18 +318,31 @@ def extract_paper_terms(settings: Settings) -> int:
         return update_paper_terms(con)
 
 
-@task(name="find-near-duplicates", cache_policy=NO_CACHE)
-def find_near_duplicates(
+@task(name="sketch-new-papers", cache_policy=NO_CACHE)
+def sketch_new_papers(
     settings: Settings,
     run: RunContext,
     signatures: dict[str, Any] | None = None,
     paper_ids: list[str] | None = None,
 ) -> int:
-    """Sketch the new papers (MinHash; ``signatures`` computed by the preparation workers,
-    by paper id) and record their near-duplicates against all earlier ones: the papers of
-    ``paper_ids`` (a batch's), or every paper without a signature when None."""
+    """Sketch the new papers (MinHash and LSH band keys; ``signatures`` computed by the
+    preparation workers, by paper id), the papers of ``paper_ids`` (a batch's), or every
+    paper without a signature when None; they wait in ``paper_lsh_pending`` for
+    :func:`compare_near_duplicates`. Returns the pairs recorded: 0, unless the dedup
+    settings changed and every paper was sketched and compared again."""
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        return update_near_duplicates(con, settings, run.as_of, signatures, paper_ids)
+        return update_near_duplicates(
+            con, settings, run.as_of, signatures, paper_ids, compare=False
+        )
+
+
+@task(name="compare-near-duplicates", cache_policy=NO_CACHE)
+def compare_near_duplicates(settings: Settings, run: RunContext) -> int:
+    """Compare every sketched paper not compared yet (``paper_lsh_pending``) with all
+    papers, in one pass, and record the near-duplicate pairs (papers left without a
+    signature are sketched first); returns the pairs recorded."""
+    with db.writer(settings.database, settings.lock_timeout_s) as con:
+        return update_near_duplicates(con, settings, run.as_of)
 
 
 @task(name="publish-quality-artifacts", cache_policy=NO_CACHE)
@@ -418,56 +431,61 @@ def ingest_listings(
                 f"{len(recognised):,}",
                 f"{len(changed):,}",
             )
-        if leftover["unsketched"]:  # first: the batches are then compared with them too
-            summary.near_duplicates += find_near_duplicates(settings, run)
+        if leftover["unsketched"]:
+            summary.near_duplicates += sketch_new_papers(settings, run)
         done = 0
         started = time.monotonic()
         pending_bytes = sum(f.size for f in changed)
-        with (
-            bulk_session(
-                settings.database,
-                settings.lock_timeout_s,
-                pending_bytes,
-                settings.bulk_memory_limit_mb,
-            ),
-            _Stage(settings, pending_bytes) as stage,
+        with bulk_session(
+            settings.database, settings.lock_timeout_s, pending_bytes, settings.bulk_memory_limit_mb
         ):
-            batches = plan_batches(
-                changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
-            )
-            pending_read = stage.read(batches[0]) if batches else []
-            for number, batch in enumerate(batches):
-                read = stage.collect(pending_read)
-                # Read the next batch while this one is validated and loaded.
-                pending_read = stage.read(batches[number + 1]) if number + 1 < len(batches) else []
-                for rel, reason in read.vanished:
-                    logger.warning("%s: %s", rel, reason)
-                    summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
-                checked = stage.validate(read, numbers, contents)
-                outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
-                new_papers = 0
-                for outcome in outcomes:
-                    summary.add(outcome)
-                    new_papers += outcome.new_papers
-                numbers |= recorded_sequence_numbers(outcomes)
-                contents |= {f.sha256 for f in read.prepared}  # a later copy is a duplicate
-                signatures = new_paper_signatures(read, outcomes)
-                added = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
-                del read, checked
-                if new_papers:  # per batch: memory stays bounded, the pairs are the same
-                    summary.near_duplicates += find_near_duplicates(
-                        settings, run, _whole(signatures), _whole(added)
+            with _Stage(settings, pending_bytes) as stage:
+                batches = plan_batches(
+                    changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
+                )
+                pending_read = stage.read(batches[0]) if batches else []
+                for number, batch in enumerate(batches):
+                    read = stage.collect(pending_read)
+                    # Read the next batch while this one is validated and loaded.
+                    pending_read = (
+                        stage.read(batches[number + 1]) if number + 1 < len(batches) else []
                     )
-                del signatures, added
-                done += len(batch)
+                    for rel, reason in read.vanished:
+                        logger.warning("%s: %s", rel, reason)
+                        summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
+                    checked = stage.validate(read, numbers, contents)
+                    outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
+                    new_papers = 0
+                    for outcome in outcomes:
+                        summary.add(outcome)
+                        new_papers += outcome.new_papers
+                    numbers |= recorded_sequence_numbers(outcomes)
+                    contents |= {f.sha256 for f in read.prepared}  # a later copy is a duplicate
+                    signatures = new_paper_signatures(read, outcomes)
+                    added = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+                    del read, checked
+                    if new_papers:  # sketched per batch, compared once below
+                        summary.near_duplicates += sketch_new_papers(
+                            settings, run, _whole(signatures), _whole(added)
+                        )
+                    del signatures, added
+                    done += len(batch)
+                    logger.info(
+                        "progress: %d/%d files, %d entries, %d new papers (%.0f s)",
+                        done,
+                        len(changed),
+                        summary.entries,
+                        summary.new_papers,
+                        time.monotonic() - started,
+                    )
+            # After the workers stopped (their memory is free): one comparison of all the
+            # papers sketched, not one per batch over a database that grows.
+            if summary.new_papers or leftover["unsketched"] or leftover["uncompared"]:
+                compared = time.monotonic()
+                pairs = compare_near_duplicates(settings, run)
+                summary.near_duplicates += pairs
                 logger.info(
-                    "progress: %d/%d files, %d entries, %d new papers, %d near-duplicate pairs (%.0f s)",
-                    done,
-                    len(changed),
-                    summary.entries,
-                    summary.new_papers,
-                    summary.near_duplicates,
-                    time.monotonic() - started,
+                    "near-duplicates: %d new pairs (%.1f s)", pairs, time.monotonic() - compared
                 )
         if summary.new_papers or leftover["unextracted"]:
             # Terms came with the batches; this catches any paper left.
@@ -481,7 +499,9 @@ def ingest_listings(
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
     snapshot = settings.snapshot_path
-    completed_leftovers = bool(leftover["unsketched"] or leftover["unextracted"])
+    completed_leftovers = any(
+        leftover[kind] for kind in ("unsketched", "uncompared", "unextracted")
+    )
     if publish_snapshot and (
         summary.changed_anything
         or completed_leftovers

@@ -69,6 +69,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -103,6 +104,15 @@ SHINGLE_VERSION = 1
 #: ``BUCKET_ANCHORS`` smallest paper ids only, so candidates grow linearly (10,000 variants:
 #: 434,272 candidates, about 8 s); :func:`keep_closest` keeps 10 pairs per paper anyway.
 BUCKET_ANCHORS = 16
+#: Band keys hashed per candidate query (:func:`_candidates_db`): a backfill of a million
+#: papers (21 million band keys) is compared seven bands at a time.
+CANDIDATE_BAND_ROWS = 7_000_000
+#: Share of the sketched papers pending from which :func:`_candidates_db` ranks every
+#: shared bucket rather than finding those the pending papers touch (measured crossover
+#: about a quarter, on a 1,000,000-paper database).
+BACKFILL_SHARE = 0.25
+#: Candidate pairs verified at a time (:func:`_verify_in_lots`).
+VERIFY_PAIRS = 50_000
 
 #: Scripts written without spaces: each character is a token (shingled by characters).
 #: Hiragana+Katakana, CJK Extension A, CJK Unified Ideographs, CJK Compatibility Ideographs.
@@ -761,6 +771,7 @@ def _drop_stale_signatures_db(con: duckdb.DuckDBPyConnection, scheme: str) -> bo
     if rebuild:
         con.execute("delete from paper_lsh_bands")
         con.execute("delete from paper_minhash")
+        con.execute("delete from paper_lsh_pending")
     return rebuild
 
 
@@ -834,49 +845,42 @@ def _store_sketch_db(
         "insert into paper_lsh_bands (band, band_key, paper_id) "
         "select band, band_key, paper_id from new_bands"
     )
+    con.execute("insert into paper_lsh_pending (paper_id) select paper_id from new_minhash")
 
 
 def _candidates_db(
-    con: duckdb.DuckDBPyConnection, sketch: Sketch, anchors: int = BUCKET_ANCHORS
+    con: duckdb.DuckDBPyConnection,
+    bands: int,
+    pending: int,
+    stored: int,
+    anchors: int = BUCKET_ANCHORS,
 ) -> list[tuple[str, str]]:
-    """Unordered candidate pairs of the batch against every stored band key (batch
-    included), with :func:`candidate_pairs`' rule for buckets of more than ``anchors``.
+    """Sorted unordered candidate pairs of the ``pending`` papers of ``paper_lsh_pending``
+    against the band keys of all ``stored`` papers (``bands`` bands each;
+    ``sql/queries/near_duplicate_candidates.sql``, with :func:`candidate_pairs`' rule
+    for buckets of more than ``anchors``).
 
-    Only the buckets with two members or more are ranked: nearly all of a batch's
-    buckets hold the new paper alone and give no pair (a batch of 23,000 papers against
-    2.1 million stored band keys: 0.62 CPU-s against 1.37 when every touched bucket was
-    ranked; the pairs are the same)."""
-    new_bands = sketch.bands().to_arrow()  # noqa: F841
-    return con.execute(
-        """
-        with touched as (select distinct band, band_key from new_bands),
-        shared as (
-            select e.band, e.band_key
-            from paper_lsh_bands e semi join touched using (band, band_key)
-            group by e.band, e.band_key having count(*) > 1
-        ),
-        ranked as (
-            select e.band, e.band_key, e.paper_id,
-                row_number() over (partition by e.band, e.band_key order by e.paper_id) as r
-            from paper_lsh_bands e semi join shared using (band, band_key)
-        ),
-        new_ranked as (
-            select * from ranked semi join new_bands using (band, band_key, paper_id)
-        ),
-        pairs as (
-            select n.paper_id as x, a.paper_id as y
-            from new_ranked n join ranked a on a.band = n.band and a.band_key = n.band_key
-            where a.r <= $anchors
-            union all
-            select n.paper_id as x, m.paper_id as y
-            from new_ranked n join ranked m on m.band = n.band and m.band_key = n.band_key
-            where n.r <= $anchors
-        )
-        select distinct least(x, y), greatest(x, y) from pairs where x <> y
-        order by 1, 2
-        """,
-        {"anchors": anchors},
-    ).fetchall()
+    When at least :data:`BACKFILL_SHARE` of the papers are pending, every shared bucket
+    is ranked instead of only those the pending papers touch (a backfill of 1,000,000
+    papers: 2.2 s against 8.4; 10,000 pending of 1,000,000: 2.4 s against 0.36, hence
+    the share). A query covers a few bands, about :data:`CANDIDATE_BAND_ROWS` of the
+    keys it hashes (the pending papers', or every paper's in a backfill), so that a
+    million papers do not meet in one hash table (2.2 s and 0.9 GB in three queries,
+    2.6 s and 1.4 GB in one)."""
+    from paperwatch.db import read_sql
+
+    sql = read_sql("queries", "near_duplicate_candidates")
+    backfill = pending >= BACKFILL_SHARE * stored
+    if backfill:
+        sql = "\n".join(line for line in sql.splitlines() if not line.endswith("-- touched"))
+    hashed = stored if backfill else pending
+    per_query = max(1, min(bands, CANDIDATE_BAND_ROWS // max(hashed, 1)))
+    pairs: set[tuple[str, str]] = set()
+    for first in range(0, bands, per_query):
+        last = min(bands, first + per_query) - 1
+        found = con.execute(sql, {"first": first, "last": last, "anchors": anchors}).fetchall()
+        pairs.update((x, y) for x, y in found)
+    return sorted(pairs)
 
 
 def _papers_db(con: duckdb.DuckDBPyConnection, paper_ids: Collection[str]) -> dict[str, PaperText]:
@@ -922,26 +926,78 @@ def _store_pairs_db(
     return int(row[0]) if row else 0
 
 
+def _pending_pairs_db(
+    con: duckdb.DuckDBPyConnection, dedup: DedupSettings
+) -> tuple[int, list[tuple[str, str]], dict[str, PaperText]]:
+    """The papers of ``paper_lsh_pending`` (how many), their candidate pairs against every
+    stored paper, and the papers named in those pairs (one scan of ``papers``)."""
+    row = con.execute(
+        "select (select count(*) from paper_lsh_pending), (select count(*) from paper_minhash)"
+    ).fetchone()
+    pending, stored = (int(row[0]), int(row[1])) if row else (0, 0)
+    if not pending:
+        return 0, [], {}
+    bands = lsh_params(dedup.num_perm, dedup.threshold).bands
+    pairs = _candidates_db(con, bands, pending, stored)
+    return pending, pairs, _papers_db(con, {pid for pair in pairs for pid in pair})
+
+
+def _verify_in_lots(
+    pairs: Sequence[tuple[str, str]], papers: Mapping[str, PaperText], dedup: DedupSettings
+) -> list[NearDuplicate]:
+    """:func:`verify_candidates` of ``pairs``, :data:`VERIFY_PAIRS` at a time (the shingle
+    hashes of one lot in memory at once). :func:`keep_closest` over the lots' results
+    equals it over all pairs: a paper's ``limit`` closest are among each lot's."""
+    found: list[NearDuplicate] = []
+    for start in range(0, len(pairs), VERIFY_PAIRS):
+        found.extend(verify_candidates(pairs[start : start + VERIFY_PAIRS], papers, dedup))
+    return sorted(keep_closest(found, dedup.max_pairs_per_paper))
+
+
+def _record_pairs_db(
+    con: duckdb.DuckDBPyConnection,
+    found: Sequence[NearDuplicate],
+    detected_at: datetime,
+    rebuild: bool,
+    pending: int,
+) -> int:
+    """Store the verified pairs and empty ``paper_lsh_pending`` (in the caller's
+    transaction); the rows inserted."""
+    inserted = _store_pairs_db(con, found, detected_at, rebuild) if found or rebuild else 0
+    if pending:
+        con.execute("delete from paper_lsh_pending")
+    return inserted
+
+
 def update_near_duplicates(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
     detected_at: datetime,
     signatures: Mapping[str, np.ndarray] | None = None,
     paper_ids: Collection[str] | None = None,
+    compare: bool = True,
 ) -> int:
     """Sketch papers that have no signature yet, and record their near-duplicates.
 
     Reads ``papers``; writes ``paper_minhash``, ``paper_lsh_bands`` and
-    ``near_duplicates`` (method :data:`METHOD`), in one transaction of its own
-    (call it outside an open transaction). New papers are compared with each
-    other and with every earlier paper through the stored band keys; only
-    candidate pairs' abstracts are read back for exact verification. When the
-    stored signatures were made with other settings (see
-    :func:`signature_scheme`), all are rebuilt and pairs the current settings no
-    longer find are deleted. The table then holds exactly what a from-scratch
-    run finds; existing rows keep their ``detected_at``. (Except in an LSH bucket of
-    more than :data:`BUCKET_ANCHORS` papers, where a pair found earlier is kept when
-    a later paper with a smaller id took its place among the bucket's anchors.)
+    ``paper_lsh_pending`` in one transaction, then (with ``compare``) ``near_duplicates``
+    (method :data:`METHOD`) and the emptied ``paper_lsh_pending`` in another (call it
+    outside an open transaction; a kill between the two leaves the papers pending, and
+    the next call compares them). The papers sketched join ``paper_lsh_pending``; with
+    ``compare`` every pending paper (these, and any that an earlier call with
+    ``compare=False`` or a killed run left) is then compared with every other paper
+    through the stored band keys, and only candidate pairs' abstracts are read back for
+    exact verification, while DuckDB checkpoints in another thread. An ingestion run
+    sketches each batch with ``compare=False`` and compares once at its end
+    (``flows.ingest.compare_near_duplicates``): comparing per batch read the candidates'
+    abstracts and every band key once per batch, which grew with the database (55 of the
+    main process's 260 s of py-spy samples in a 1,000,000-paper backfill). When the
+    stored signatures were made with other settings (see :func:`signature_scheme`), all
+    are rebuilt and compared in the first transaction, and pairs the current settings no
+    longer find are deleted. The table then holds exactly what a from-scratch run finds;
+    existing rows keep their ``detected_at``. (Except in an LSH bucket of more than
+    :data:`BUCKET_ANCHORS` papers, where a pair found earlier is kept when a later paper
+    with a smaller id took its place among the bucket's anchors.)
 
     Args:
         con: a read-write connection with the schema applied.
@@ -955,37 +1011,45 @@ def update_near_duplicates(
             papers a batch just added), not every paper without one; None for every one
             (what a run left behind, e.g. killed half-way). Ignored when the stored
             signatures are of another scheme: every paper is sketched again then.
+        compare: compare the pending papers now (False: leave them pending, unless the
+            signatures were rebuilt).
 
     Returns:
-        The number of near_duplicates rows inserted.
+        The number of near_duplicates rows inserted (0 when nothing was compared).
 
     Raises:
         ValueError: ``detected_at`` is naive.
-        duckdb.Error: a statement failed (the transaction is rolled back).
+        duckdb.Error: a statement failed (its transaction is rolled back).
     """
+    from paperwatch.db import transaction
+
     if detected_at.tzinfo is None or detected_at.utcoffset() is None:
         raise ValueError("detected_at must be timezone-aware")
     dedup = settings.dedup
     scheme = signature_scheme(dedup)
-    con.execute("begin transaction")
-    try:
+    with transaction(con):
         rebuild = _drop_stale_signatures_db(con, scheme)
         given = signatures or {}
         by_id = paper_ids is not None and not rebuild
         batch = _papers_to_sketch_db(con, paper_ids if by_id else None, given.keys())
-        inserted = 0
         if batch:
-            sketch = sketch_papers(batch, dedup, signatures)
-            _store_sketch_db(con, sketch, scheme, detected_at)
-            pairs = _candidates_db(con, sketch)
-            ids = {pid for pair in pairs for pid in pair}
-            # The abstracts of the signed papers of a batch given by id were not read.
-            known = {p.paper_id: p for p in batch if not (by_id and p.paper_id in given)}
-            papers = {**_papers_db(con, ids - known.keys()), **known}
-            found = verify_candidates(pairs, papers, dedup, sketch.shingle_sets(pairs))
-            inserted = _store_pairs_db(con, found, detected_at, rebuild)
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    return inserted
+            _store_sketch_db(con, sketch_papers(batch, dedup, signatures), scheme, detected_at)
+        if rebuild:  # every paper again, and the pairs no longer found deleted: at once
+            pending, pairs, papers = _pending_pairs_db(con, dedup)
+            found = _verify_in_lots(pairs, papers, dedup)
+            return _record_pairs_db(con, found, detected_at, rebuild, pending)
+    if not compare:
+        return 0
+    # Nothing is written between reading the candidates and recording the pairs (the
+    # writer lock is held): DuckDB checkpoints what the run wrote meanwhile, while the
+    # pairs are verified in Python (a 1,000,000-paper backfill: 7.4 s of verification
+    # against a checkpoint of the same order, one after the other before).
+    pending, pairs, papers = _pending_pairs_db(con, dedup)
+    if not pending:
+        return 0
+    with ThreadPoolExecutor(1, thread_name_prefix="paperwatch-checkpoint") as pool:
+        checkpoint = pool.submit(con.cursor().execute, "checkpoint")
+        found = _verify_in_lots(pairs, papers, dedup)
+        checkpoint.result()
+    with transaction(con):
+        return _record_pairs_db(con, found, detected_at, rebuild, pending)

@@ -39,7 +39,13 @@ _PAPER_COLUMNS = (
     "venue, year, first_file_id, first_position, first_seen, first_seen_week"
 )
 #: Tables whose rows are derived from a paper's abstract and recomputed by the next run.
-_DERIVED = ("paper_minhash", "paper_lsh_bands", "paper_terms", "paper_terms_extracted")
+_DERIVED = (
+    "paper_minhash",
+    "paper_lsh_bands",
+    "paper_lsh_pending",
+    "paper_terms",
+    "paper_terms_extracted",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,7 @@ def nothing_to_ingest(con: duckdb.DuckDBPyConnection, scan: ScanResult) -> bool:
 
     That is: the schema is current; every scanned file is recorded with its size and
     mtime (:func:`known_stats`); every passed-over path was mentioned before; no
-    paper lacks its signature or terms and no run is left ``running`` (a run would
+    paper lacks its signature, comparison or terms and no run is left ``running`` (a run would
     complete those). Reads only; a read-only connection will do.
     """
     if not db.schema_is_current(con):
@@ -113,7 +113,7 @@ def nothing_to_ingest(con: duckdb.DuckDBPyConnection, scan: ScanResult) -> bool:
         if any(path not in known for path, _ in scan.ignored):
             return False
     pending = db.query(con, "pending_derived_work")[0]
-    if pending["unsketched"] or pending["unextracted"]:
+    if pending["unsketched"] or pending["uncompared"] or pending["unextracted"]:
         return False
     running = con.execute("select count(*) from ingest_runs where status = 'running'").fetchone()
     return not (running and running[0])

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from paperwatch import db
+from paperwatch import dedup as dedup_module
 from paperwatch.clean import clean_abstract
 from paperwatch.dedup import (
     METHOD,
@@ -445,6 +446,46 @@ def test_update_near_duplicates_of_given_paper_ids_equals_from_scratch(tmp_path:
     assert signatures == (len(papers), len(papers))  # the sketched one was not sketched twice
     assert by_ids == scratch
     assert n1 + n2 + n3 == len(scratch) == 79 + 84
+
+
+@pytest.mark.parametrize("backfill_share", [0.0, 2.0], ids=["every-bucket", "touched"])
+def test_batches_sketched_then_compared_once_equal_from_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backfill_share: float
+) -> None:
+    """An ingestion run sketches each batch (``compare=False``: the papers wait in
+    ``paper_lsh_pending``, no pair is recorded) and compares them all at its end: the
+    pairs are those of a from-scratch run, and nothing is left pending; whether the
+    candidate query ranks every shared bucket or only those the pending papers touch
+    (share 0: always the first, 2: always the second)."""
+    monkeypatch.setattr(dedup_module, "BACKFILL_SHARE", backfill_share)
+    english, _ = english_set()
+    chinese, _ = chinese_set()
+    papers = english + chinese
+    random.Random(13).shuffle(papers)
+    batches = [papers[:30], papers[30:70], papers[70:]]
+    settings = Settings()
+
+    with db.writer(tmp_path / "deferred.duckdb") as con:
+        sketched = []
+        for batch in batches:
+            insert_papers(con, batch)
+            ids = [p.paper_id for p in batch]
+            assert update_near_duplicates(con, settings, T0, paper_ids=ids, compare=False) == 0
+            sketched.append(con.execute("select count(*) from paper_lsh_pending").fetchone())
+        assert near_rows(con) == []
+        compared = update_near_duplicates(con, settings, T0)
+        deferred = near_rows(con)
+        left = con.execute("select count(*) from paper_lsh_pending").fetchone()
+        assert update_near_duplicates(con, settings, T0) == 0  # nothing pending: nothing to do
+    with db.writer(tmp_path / "scratch.duckdb") as con:
+        insert_papers(con, papers)
+        update_near_duplicates(con, settings, T0)
+        scratch = near_rows(con)
+
+    assert sketched == [(30,), (70,), (len(papers),)]
+    assert left == (0,)
+    assert deferred == scratch
+    assert compared == len(scratch) == 79 + 84
 
 
 def test_update_near_duplicates_rebuilds_when_settings_change(tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ _COMPARED = (
     "near_duplicates",
     "paper_minhash",
     "paper_lsh_bands",
+    "paper_lsh_pending",
     "paper_terms",
     "paper_terms_extracted",
     "listing_files",

@@ -1,5 +1,6 @@
-"""A run killed between loading and near-duplicate detection: the next run marks it
-``interrupted`` with what it loaded, and completes the signatures, pairs and terms."""
+"""A run killed between loading and near-duplicate detection, or between sketching the
+new papers and comparing them: the next run marks it ``interrupted`` with what it loaded,
+and completes the signatures, pairs and terms."""
 
 from __future__ import annotations
 
@@ -32,13 +33,24 @@ flow.ingest_listings(sys.argv[1], sys.argv[2], sys.argv[3])
 """
 
 
+#: The same, dying the moment the flow starts comparing the papers it sketched.
+_KILLED_BEFORE_COMPARING = _KILLED_BEFORE_NEAR_DUPLICATES.replace(
+    "flow.update_near_duplicates = die", "flow.compare_near_duplicates = die"
+)
+
+
 def rows(database: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(database), read_only=True) as con:
         return con.execute(sql).fetchall()
 
 
+@pytest.mark.parametrize(
+    ("script", "sketched"),
+    [(_KILLED_BEFORE_NEAR_DUPLICATES, 0), (_KILLED_BEFORE_COMPARING, 55)],
+    ids=["before-sketching", "before-comparing"],
+)
 def test_a_run_killed_before_near_duplicates_is_completed_by_the_next(
-    seed_folder: Path, database: Path, tmp_path: Path
+    seed_folder: Path, database: Path, tmp_path: Path, script: str, sketched: int
 ) -> None:
     from prefect.settings import PREFECT_API_URL
 
@@ -51,7 +63,7 @@ def test_a_run_killed_before_near_duplicates_is_completed_by_the_next(
         [
             sys.executable,
             "-c",
-            _KILLED_BEFORE_NEAR_DUPLICATES,
+            script,
             str(seed_folder),
             str(database),
             AS_OF,
@@ -62,9 +74,11 @@ def test_a_run_killed_before_near_duplicates_is_completed_by_the_next(
         timeout=600,
     )
     assert killed.returncode == 9, killed.stderr[-2000:]
-    # What the kill left: every entry loaded, no signature, no pair, the run 'running'.
+    # What the kill left: every entry loaded, no pair, the run 'running'; the papers
+    # sketched or not, and the sketched ones waiting to be compared.
     assert rows(database, "select count(*) from papers") == [(55,)]
-    assert rows(database, "select count(*) from paper_minhash") == [(0,)]
+    assert rows(database, "select count(*) from paper_minhash") == [(sketched,)]
+    assert rows(database, "select count(*) from paper_lsh_pending") == [(sketched,)]
     assert rows(database, "select count(*) from near_duplicates") == [(0,)]
     assert rows(database, "select status from ingest_runs") == [("running",)]
 
@@ -84,3 +98,4 @@ def test_a_run_killed_before_near_duplicates_is_completed_by_the_next(
     for sql in compare:
         assert rows(database, sql) == rows(reference, sql), sql
     assert rows(database, "select count(*) from near_duplicates") == [(1,)]
+    assert rows(database, "select count(*) from paper_lsh_pending") == [(0,)]

@@ -35,6 +35,7 @@ TABLES = (
     "near_duplicates",
     "paper_minhash",
     "paper_lsh_bands",
+    "paper_lsh_pending",
     "paper_terms",
     "paper_terms_extracted",
 )
