@@ -339,10 +339,11 @@ def sketch_new_papers(
 @task(name="compare-near-duplicates", cache_policy=NO_CACHE)
 def compare_near_duplicates(settings: Settings, run: RunContext) -> int:
     """Compare every sketched paper not compared yet (``paper_lsh_pending``) with all
-    papers, in one pass, and record the near-duplicate pairs (papers left without a
-    signature are sketched first); returns the pairs recorded."""
+    papers, in one pass, and record the near-duplicate pairs; returns the pairs recorded.
+    Sketches nothing (``paper_ids=()``): the run sketched its batches and what an earlier
+    run left, and looking for unsketched papers again is an anti join of every paper."""
     with db.writer(settings.database, settings.lock_timeout_s) as con:
-        return update_near_duplicates(con, settings, run.as_of)
+        return update_near_duplicates(con, settings, run.as_of, paper_ids=())
 
 
 @task(name="publish-quality-artifacts", cache_policy=NO_CACHE)
