@@ -27,6 +27,7 @@ from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
 from paperwatch.batches import (
+    BatchGarbage,
     CheckedBatch,
     PreparedBatch,
     bulk_session,
@@ -440,7 +441,7 @@ def ingest_listings(
         with bulk_session(
             settings.database, settings.lock_timeout_s, pending_bytes, settings.bulk_memory_limit_mb
         ):
-            with _Stage(settings, pending_bytes) as stage:
+            with _Stage(settings, pending_bytes) as stage, BatchGarbage() as garbage:
                 batches = plan_batches(
                     changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
                 )
@@ -470,6 +471,7 @@ def ingest_listings(
                             settings, run, _whole(signatures), _whole(added)
                         )
                     del signatures, added
+                    garbage.collect()  # the batch's future sits in a reference cycle
                     done += len(batch)
                     logger.info(
                         "progress: %d/%d files, %d entries, %d new papers (%.0f s)",

@@ -29,6 +29,7 @@ holds after its first start (the schema and the registered block types), no flow
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import importlib.util
 import os
@@ -528,10 +529,25 @@ class TemporaryServer:
 
 def warm_imports(modules: Iterable[str]) -> None:
     """Import ``modules`` (dotted names) now, so that the flow does not pay for them later;
-    a module that fails to import is left for the flow to report."""
-    for name in modules:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
+    a module that fails to import is left for the flow to report.
+
+    Python's cyclic garbage collector is paused meanwhile, and what the process holds then
+    is moved to the permanent generation (:func:`gc.freeze`): imports make next to no
+    garbage, yet each time the objects that survived a collection grew by a quarter
+    CPython went over all of them again (five full collections, 0.47 s, while
+    ``flows.ingest`` and Great Expectations were imported), and later collections would
+    have gone over the imported modules each time.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 def run_server(argv: list[str]) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import sqlite3
 import subprocess
@@ -25,6 +27,7 @@ from paperwatch.prefect_server import (
     template_path,
     template_setup_path,
     usable_template,
+    warm_imports,
 )
 from tests.conftest import SEEDS, dead_pid
 
@@ -56,6 +59,30 @@ def _rows(path: Path) -> list[tuple[str]]:
         return con.execute("select v from mark order by 1").fetchall()
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_warm_imports_pause_the_collector_then_freeze_what_the_process_holds(
+    enabled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    real = importlib.import_module
+
+    def probe(module: str) -> object:
+        seen.append(gc.isenabled())
+        return real(module)
+
+    monkeypatch.setattr(importlib, "import_module", probe)
+    (gc.enable if enabled else gc.disable)()
+    gc.unfreeze()
+    try:
+        warm_imports(["json", "no.such.module"])  # a failing import is left to the flow
+        assert seen == [False, False]
+        assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()
 
 
 def test_cache_dir_and_template_path_follow_xdg(
