@@ -488,7 +488,10 @@ def ingest_listings(
                 pairs = compare_near_duplicates(settings, run)
                 summary.near_duplicates += pairs
                 logger.info(
-                    "near-duplicates: %d new pairs (%.1f s)", pairs, time.monotonic() - compared
+                    "near-duplicates: %d new %s (%.1f s)",
+                    pairs,
+                    "pair" if pairs == 1 else "pairs",
+                    time.monotonic() - compared,
                 )
         if summary.new_papers or leftover["unextracted"]:
             # Terms came with the batches; this catches any paper left.
