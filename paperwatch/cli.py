@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from paperwatch.workers import keep_freed_memory
+
 if TYPE_CHECKING:
     from paperwatch.prefect_server import TemporaryServer
     from paperwatch.report import WrittenReport
@@ -38,6 +40,8 @@ SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
 )
+# Before Polars is imported: freed memory is kept for reuse a while (paperwatch.workers).
+keep_freed_memory()
 
 app = typer.Typer(
     name="paperwatch",

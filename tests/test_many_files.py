@@ -26,7 +26,12 @@ from paperwatch.batches import (
 )
 from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, scan_folder
 from paperwatch.validate import ExpectationResult, SuiteResult
-from paperwatch.workers import FAULT_ENV
+from paperwatch.workers import (
+    ALLOCATOR_CONF_ENV,
+    FAULT_ENV,
+    POLARS_OWN_ALLOCATOR_CONF,
+    keep_freed_memory,
+)
 
 MAX_BYTES = 1 << 20
 RUN = store.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
@@ -543,3 +548,56 @@ def test_without_a_writable_temporary_folder_results_are_pickled(
     finally:
         pool.shutdown()
     assert pooled.entries.equals(prepare_files(stats, MAX_BYTES).entries)
+
+
+#: What Polars hands its allocator when paperwatch's option follows Polars' own.
+KEPT_LONGER = "dirty_decay_ms:500,muzzy_decay_ms:1000,dirty_decay_ms:30000"
+
+
+def test_freed_memory_is_kept_longer_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(ALLOCATOR_CONF_ENV, raising=False)
+    assert keep_freed_memory() is True
+    assert os.environ[ALLOCATOR_CONF_ENV] == "dirty_decay_ms:30000"
+    # Polars imported first wrote its own options: paperwatch's come after them.
+    monkeypatch.setenv(ALLOCATOR_CONF_ENV, POLARS_OWN_ALLOCATOR_CONF)
+    assert keep_freed_memory() is True
+    assert os.environ[ALLOCATOR_CONF_ENV] == KEPT_LONGER
+    monkeypatch.setenv(ALLOCATOR_CONF_ENV, "dirty_decay_ms:0")
+    assert keep_freed_memory() is False
+    assert os.environ[ALLOCATOR_CONF_ENV] == "dirty_decay_ms:0"
+
+
+def allocator_options_of_polars() -> str:
+    """In a worker: the options Polars gave its allocator (``polars/__init__.py`` writes
+    them to the environment before it loads its library)."""
+    import polars  # noqa: F401
+
+    return os.environ[ALLOCATOR_CONF_ENV]
+
+
+def test_a_worker_keeps_freed_memory_when_polars_was_imported_before_paperwatch_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A flow run outside the command line (a Prefect worker): the run's process imported
+    # Polars with Polars' options only; its preparation workers still get paperwatch's.
+    monkeypatch.setenv(ALLOCATOR_CONF_ENV, POLARS_OWN_ALLOCATOR_CONF)
+    pool = PreparePool(1)
+    try:
+        options = pool.submit(allocator_options_of_polars).result()
+    finally:
+        pool.shutdown()
+    assert options == f"{POLARS_OWN_ALLOCATOR_CONF},{KEPT_LONGER}"
+
+
+def test_the_command_line_asks_before_it_imports_polars() -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR_CONF_ENV}
+    code = "import os, paperwatch.cli, polars; print(os.environ['_RJEM_MALLOC_CONF'])"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == KEPT_LONGER
