@@ -152,7 +152,9 @@ def keep_freed_memory() -> bool:
     """Let the processes paperwatch starts from now on, and this one when Polars is not
     imported yet, keep memory Polars freed for up to 30 s (:data:`ALLOCATOR_CONF`)
     instead of Polars' about 1.5 s, by adding it to :data:`ALLOCATOR_CONF_ENV` in
-    ``os.environ``. A value the user set is left alone.
+    ``os.environ`` when it is unset, empty, or exactly :data:`POLARS_OWN_ALLOCATOR_CONF`
+    (which Polars writes there when it loads, so processes a run starts inherit it);
+    any other value, the user's, is left alone.
 
     Why: a backfill frees and allocates hundreds of megabytes per batch in each process,
     and memory handed back to the system comes back through page faults (on the
