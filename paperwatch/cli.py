@@ -40,7 +40,8 @@ SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
 )
-# Before Polars is imported: freed memory is kept for reuse a while (paperwatch.workers).
+# Before Polars is imported: freed memory is kept for reuse a while (paperwatch.workers;
+# flows/__init__.py does the same for flow runs a Prefect worker starts).
 keep_freed_memory()
 
 app = typer.Typer(

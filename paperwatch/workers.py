@@ -184,7 +184,7 @@ def init_worker(memory_limit: int, parent_pid: int, heartbeats: Heartbeats | Non
     With ``heartbeats``, the worker takes a slot of it (:func:`file_started`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    keep_freed_memory()  # before the worker imports Polars (a flow run outside the command line)
+    keep_freed_memory()  # before it imports Polars, in case the run's process imported it first
     set_memory_ceiling(memory_limit)
     _claim_slot(heartbeats)
     threading.Thread(

@@ -591,12 +591,14 @@ def test_a_worker_keeps_freed_memory_when_polars_was_imported_before_paperwatch_
     assert options == f"{POLARS_OWN_ALLOCATOR_CONF},{KEPT_LONGER}"
 
 
-def test_the_command_line_asks_before_it_imports_polars() -> None:
+@pytest.mark.parametrize("first", ["paperwatch.cli", "flows.ingest"])
+def test_the_command_line_and_the_flows_ask_before_they_import_polars(first: str) -> None:
+    # The command line; a flow run a Prefect worker starts (it imports the flow's module).
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != ALLOCATOR_CONF_ENV}
-    code = "import os, paperwatch.cli, polars; print(os.environ['_RJEM_MALLOC_CONF'])"
+    code = f"import os, {first}, polars; print(os.environ['_RJEM_MALLOC_CONF'])"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
