@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from paperwatch.workers import keep_freed_memory
+from paperwatch.allocator import keep_freed_memory
 
 if TYPE_CHECKING:
     from paperwatch.prefect_server import TemporaryServer
@@ -40,7 +40,7 @@ SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
 )
-# Before Polars is imported: freed memory is kept for reuse a while (paperwatch.workers;
+# Before Polars is imported: freed memory is kept for reuse a while (paperwatch.allocator;
 # flows/__init__.py does the same for flow runs a Prefect worker starts).
 keep_freed_memory()
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from paperwatch import __version__
+from paperwatch.allocator import keep_freed_memory
 
 #: How often a worker checks that the process that started it is still there (seconds).
 PARENT_POLL_S = 0.5
@@ -52,16 +53,6 @@ _ceiling = 0
 
 #: How often the run checks that no worker has been preparing one file for too long (s).
 OVERDUE_POLL_S = 0.25
-
-#: The environment variable Polars' allocator (jemalloc) reads its options from, once, when
-#: Polars is first imported in a process; ``polars/__init__.py`` writes its own options
-#: there first (:data:`POLARS_OWN_ALLOCATOR_CONF`) and the user's after them.
-ALLOCATOR_CONF_ENV = "_RJEM_MALLOC_CONF"
-#: What Polars 2.1 writes to :data:`ALLOCATOR_CONF_ENV` when the user set nothing.
-POLARS_OWN_ALLOCATOR_CONF = "dirty_decay_ms:500,muzzy_decay_ms:1000"
-#: paperwatch's option: memory Polars freed stays with the process for up to 30 s (Polars'
-#: own: 0.5 s, then 1 s more before it is handed back). See :func:`keep_freed_memory`.
-ALLOCATOR_CONF = "dirty_decay_ms:30000"
 
 
 class Heartbeats:
@@ -146,33 +137,6 @@ def _exit_with_parent(parent_pid: int) -> None:
     while os.getppid() == parent_pid:
         time.sleep(PARENT_POLL_S)
     os._exit(1)
-
-
-def keep_freed_memory() -> bool:
-    """Let the processes paperwatch starts from now on, and this one when Polars is not
-    imported yet, keep memory Polars freed for up to 30 s (:data:`ALLOCATOR_CONF`)
-    instead of Polars' about 1.5 s, by adding it to :data:`ALLOCATOR_CONF_ENV` in
-    ``os.environ`` when it is unset, empty, or exactly :data:`POLARS_OWN_ALLOCATOR_CONF`
-    (which Polars writes there when it loads, so processes a run starts inherit it);
-    any other value, the user's, is left alone.
-
-    Why: a backfill frees and allocates hundreds of megabytes per batch in each process,
-    and memory handed back to the system comes back through page faults (on the
-    project's kind of virtual machine at about 200 MB/s, 40 times slower than memory
-    the process kept: ``bench/first_touch.py``). In a 100,000-abstract backfill the
-    run's processes took about 3.3 million minor page faults and 9 CPU-s of system time;
-    with 30 s, 1.7-1.8 million and 6 CPU-s, and the run 1-2 s shorter; at 1,000,000
-    abstracts the process tree's peak RSS grew by about 400-450 MiB (bench/RESULTS.md,
-    round of 2026-12-05, morning).
-
-    Returns:
-        True when the option was added, False when the user's value was kept.
-    """
-    current = os.environ.get(ALLOCATOR_CONF_ENV, "")
-    if current not in ("", POLARS_OWN_ALLOCATOR_CONF):
-        return False
-    os.environ[ALLOCATOR_CONF_ENV] = f"{current},{ALLOCATOR_CONF}" if current else ALLOCATOR_CONF
-    return True
 
 
 def init_worker(memory_limit: int, parent_pid: int, heartbeats: Heartbeats | None = None) -> None:

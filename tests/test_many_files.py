@@ -14,6 +14,7 @@ import pytest
 
 import paperwatch.prepare as prepare
 from paperwatch import db, store
+from paperwatch.allocator import ALLOCATOR_CONF_ENV, POLARS_OWN_ALLOCATOR_CONF, keep_freed_memory
 from paperwatch.batches import (
     SPOOL_LOCK,
     PreparePool,
@@ -26,12 +27,7 @@ from paperwatch.batches import (
 )
 from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, scan_folder
 from paperwatch.validate import ExpectationResult, SuiteResult
-from paperwatch.workers import (
-    ALLOCATOR_CONF_ENV,
-    FAULT_ENV,
-    POLARS_OWN_ALLOCATOR_CONF,
-    keep_freed_memory,
-)
+from paperwatch.workers import FAULT_ENV
 
 MAX_BYTES = 1 << 20
 RUN = store.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
