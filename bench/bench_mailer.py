@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from aiosmtpd.controller import Controller
 
-from paperwatch.mailer import (
+from paperwatch.report.mail import (
     Attachment,
     SmtpMailer,
     build_message,

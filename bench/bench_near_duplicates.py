@@ -6,7 +6,7 @@ word counts), of which ``--dup-rate`` are planted near-duplicates of an earlier
 abstract (1-6 words changed, a sentence added, or numbers changed). Then, on the
 same data in one run:
 
-- **paperwatch**: :func:`paperwatch.dedup.find_near_duplicates` on the whole
+- **paperwatch**: :func:`paperwatch.analysis.duplicates.find_near_duplicates` on the whole
   batch (shingling, MinHash, LSH, exact verification of every candidate);
 - **reference**: the straightforward datasketch pipeline: word 3-gram shingles
   in plain Python (``re.findall`` with paperwatch's token pattern, casefolded
@@ -37,8 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paperwatch.clean import clean_abstract  # noqa: E402
-from paperwatch.dedup import (  # noqa: E402
+from paperwatch.analysis.duplicates import (  # noqa: E402
     TOKEN_PATTERN,
     PaperText,
     find_near_duplicates,
@@ -46,7 +45,8 @@ from paperwatch.dedup import (  # noqa: E402
     lsh_params,
     shingles,
 )
-from paperwatch.parse import parse_listing  # noqa: E402
+from paperwatch.ingest.clean import clean_abstract  # noqa: E402
+from paperwatch.ingest.parse import parse_listing  # noqa: E402
 from paperwatch.settings import DedupSettings  # noqa: E402
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from paperwatch import db  # noqa: E402
-from paperwatch.mailer import message_bytes  # noqa: E402
-from paperwatch.report import collect_report, render_report, report_message  # noqa: E402
+from paperwatch.report.mail import message_bytes  # noqa: E402
+from paperwatch.report.render import collect_report, render_report, report_message  # noqa: E402
 from paperwatch.settings import Settings  # noqa: E402
 from tests.test_report_render import fill_synthetic_week  # noqa: E402
 

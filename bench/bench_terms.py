@@ -20,16 +20,16 @@ from pathlib import Path
 
 import polars as pl
 
-from paperwatch.clean import clean_abstract, split_sentences
+from paperwatch.analysis.terms import extract_terms
 from paperwatch.clock import previous_weeks, week_monday
 from paperwatch.db import writer
-from paperwatch.parse import decode_listing, parse_listing
-from paperwatch.settings import Settings
-from paperwatch.terms import extract_terms
-from paperwatch.trending import (
+from paperwatch.db.trends import (
     trending_terms_for_week,
     update_paper_terms,
 )
+from paperwatch.ingest.clean import clean_abstract, split_sentences
+from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.settings import Settings
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 

@@ -4,7 +4,7 @@ Builds N entries from the seed abstracts (every entry distinct), then times, in
 one process: the Great Expectations import and context set-up (paid once per
 process), building the ``papers`` batch (cleaning included), and validating it
 with the ``papers`` suite, as paperwatch does (two passes) and in one ``COMPLETE`` run
-(:func:`paperwatch.validate.validate_frame_in_one_run`); and the ``listing_files``
+(:func:`paperwatch.ingest.validate.validate_frame_in_one_run`); and the ``listing_files``
 suite over N/100 files.
 Prints wall times and rows per second.
 """
@@ -15,8 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from paperwatch.ingest import ListingFileStat, entries_frame, files_frame, prepare_file
-from paperwatch.validate import validate_frame, validate_frame_in_one_run
+from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.ingest.validate import validate_frame, validate_frame_in_one_run
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 

@@ -64,7 +64,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paperwatch import db  # noqa: E402
-from paperwatch.batches import (  # noqa: E402
+from paperwatch.analysis.duplicates import update_near_duplicates  # noqa: E402
+from paperwatch.clock import iso_week, parse_as_of  # noqa: E402
+from paperwatch.db.batches import (  # noqa: E402
     bulk_session,
     check_batch,
     default_workers,
@@ -75,12 +77,7 @@ from paperwatch.batches import (  # noqa: E402
     prepare_pool,
     store_batch_terms,
 )
-from paperwatch.clock import iso_week, parse_as_of  # noqa: E402
-from paperwatch.dedup import update_near_duplicates  # noqa: E402
-from paperwatch.ingest import scan_folder, select_changed  # noqa: E402
-from paperwatch.report import collect_report, render_report  # noqa: E402
-from paperwatch.settings import Settings, load_settings  # noqa: E402
-from paperwatch.store import (  # noqa: E402
+from paperwatch.db.load import (  # noqa: E402
     IngestSummary,
     RunContext,
     finish_run,
@@ -89,7 +86,10 @@ from paperwatch.store import (  # noqa: E402
     record_ignored,
     start_run,
 )
-from paperwatch.trending import update_paper_terms  # noqa: E402
+from paperwatch.db.trends import update_paper_terms  # noqa: E402
+from paperwatch.ingest.files import scan_folder, select_changed  # noqa: E402
+from paperwatch.report.render import collect_report, render_report  # noqa: E402
+from paperwatch.settings import Settings, load_settings  # noqa: E402
 
 # --- measuring -----------------------------------------------------------------
 
@@ -216,7 +216,7 @@ def run_paperwatch(
     last_week = ""
     reader = ThreadPoolExecutor(max_workers=1)
     with timings.stage("import Great Expectations"):
-        from paperwatch.validate import _runner
+        from paperwatch.ingest.validate import _runner
 
         _runner()  # about 3 s once per process; kept out of "validate"
     for week in manifest["weeks"]:
@@ -362,9 +362,9 @@ def run_reference(corpus: Path, database: Path, settings: Settings, timings: Tim
     import pandas as pd
     from datasketch import MinHash, MinHashLSH
 
-    from paperwatch.clean import clean_abstract
-    from paperwatch.dedup import jaccard, lsh_params, shingles
-    from paperwatch.parse import parse_listing
+    from paperwatch.analysis.duplicates import jaccard, lsh_params, shingles
+    from paperwatch.ingest.clean import clean_abstract
+    from paperwatch.ingest.parse import parse_listing
 
     manifest = load_manifest(corpus)
     params = lsh_params(settings.dedup.num_perm, settings.dedup.threshold)

@@ -7,8 +7,8 @@ Generates ``--files`` listing files of ``--entries`` abstracts with ``bench/corp
   ``papers`` suite's rows, terms, MinHash signatures), CPU seconds of this process
   (``time.process_time``: Polars' threads included) per 1,000 entries;
 - each cleaning step alone over the same entries (µs of CPU an entry): the steps of
-  :func:`paperwatch.clean.clean_abstract`, :func:`paperwatch.shapes.entry_shape` and
-  :func:`paperwatch.parse.parse_listing` per file.
+  :func:`paperwatch.ingest.clean.clean_abstract`, :func:`paperwatch.ingest.shapes.entry_shape` and
+  :func:`paperwatch.ingest.parse.parse_listing` per file.
 
 The figures are for comparing two versions on one machine (run both in the same
 session, interleaved, e.g. with ``PYTHONPATH`` at a worktree of the other commit):
@@ -62,11 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/pw-prepare"))
     args = parser.parse_args(argv)
 
-    from paperwatch import clean, method_names, parse
-    from paperwatch.ingest import prepare_file, read_listing_file, scan_folder
-    from paperwatch.prepare import prepare_files
+    from paperwatch.ingest import clean, parse
+    from paperwatch.ingest import names as method_names
+    from paperwatch.ingest.files import prepare_file, read_listing_file, scan_folder
+    from paperwatch.ingest.prepare import prepare_files
+    from paperwatch.ingest.shapes import entry_shape
     from paperwatch.settings import DedupSettings
-    from paperwatch.shapes import entry_shape
 
     folder = _corpus(args.work, args.files, args.entries)
     stats = list(scan_folder(folder).files)

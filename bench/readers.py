@@ -3,7 +3,7 @@
 The records are built from the seed abstracts' sentences (5 to 9 drawn at random, seeded),
 with a title, two authors and an arXiv id each; the same records are written in every
 format (blank-line text, one per line, Markdown digest, JSON, JSON Lines, BibTeX, Atom),
-then each file is read once with :func:`paperwatch.readers.read` (decoding, choosing the
+then each file is read once with :func:`paperwatch.ingest.readers.read` (decoding, choosing the
 reader and mapping the library's tree to entries; not cleaning). Prints the size, the
 wall time, MB/s (10^6 bytes per second) and records per second of each; nothing is
 asserted.
@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from paperwatch import readers
-from paperwatch.clean import split_sentences
-from paperwatch.parse import decode_listing, parse_listing
+from paperwatch.ingest import readers
+from paperwatch.ingest.clean import split_sentences
+from paperwatch.ingest.parse import decode_listing, parse_listing
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--formats", default=",".join(WRITERS))
     args = parser.parse_args(argv)
     rs = records(args.records)
-    print(f"{args.records:,} records; paperwatch.readers.read per format (one run each)")
+    print(f"{args.records:,} records; paperwatch.ingest.readers.read per format (one run each)")
     print(
         f"{'format':<9} {'file':<14} {'MB':>7} {'records':>9} {'s':>7} {'MB/s':>7} {'records/s':>10}"
     )

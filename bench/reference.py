@@ -6,8 +6,8 @@ It is written the way a data engineer would write it in an afternoon, with the s
 cleaning and the same kind of output:
 
 1. read every ``*.txt`` under ``--corpus`` (recursively, sorted), parse it and clean each
-   entry with paperwatch's own rules (:func:`paperwatch.parse.parse_listing`,
-   :func:`paperwatch.clean.clean_abstract`: the same ``paper_id``, method name, first
+   entry with paperwatch's own rules (:func:`paperwatch.ingest.parse.parse_listing`,
+   :func:`paperwatch.ingest.clean.clean_abstract`: the same ``paper_id``, method name, first
    sentence, word count), into one pandas frame;
 2. load DuckDB tables ``listing_files``, ``paper_occurrences``, ``papers`` (first
    occurrence of each ``paper_id``);
@@ -17,7 +17,7 @@ cleaning and the same kind of output:
    candidate checked by the exact Jaccard similarity of the shingle sets (kept as sorted
    NumPy arrays of 64-bit hashes, 8 bytes a shingle) → table ``near_duplicates``;
 4. terms: word 1- to 3-grams not starting or ending with one of paperwatch's stop words
-   (:func:`paperwatch.terms.stop_words`), counted per paper
+   (:func:`paperwatch.analysis.terms.stop_words`), counted per paper
    → ``paper_terms``; document frequencies per ISO week → ``term_document_frequencies``;
 5. the week's report: counts, the near-duplicate pairs, the 15 most frequent terms and
    the new papers as an HTML page (``DataFrame.to_html``) and a CSV, into ``--out``.
@@ -49,9 +49,9 @@ from datasketch import MinHash, MinHashLSH
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paperwatch.clean import clean_abstract  # noqa: E402
-from paperwatch.parse import parse_listing  # noqa: E402
-from paperwatch.terms import stop_words  # noqa: E402
+from paperwatch.analysis.terms import stop_words  # noqa: E402
+from paperwatch.ingest.clean import clean_abstract  # noqa: E402
+from paperwatch.ingest.parse import parse_listing  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 _TERM_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")

@@ -5,7 +5,7 @@ method writes a snapshot into a fresh folder, and the script reports its wall ti
 its size on disk, and whether the PyPI ``duckdb`` CLI (``.venv/bin/duckdb``) reads it
 (``count(*)`` of ``papers`` and of the view ``new_papers_by_week``):
 
-- **file copy** (what paperwatch does, :func:`paperwatch.snapshot.publish_snapshot`):
+- **file copy** (what paperwatch does, :func:`paperwatch.db.snapshot.publish_snapshot`):
   open the database for writing (nothing else can change it), ``checkpoint``, copy
   the file byte for byte to a temporary file, ``fsync``, replace;
 - **copy from database**: ``ATTACH`` a new file (v1.5 storage) and
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 
 from paperwatch import db  # noqa: E402
-from paperwatch.snapshot import fsync_path, publish_snapshot  # noqa: E402
+from paperwatch.db.snapshot import fsync_path, publish_snapshot  # noqa: E402
 
 CLI = Path(sys.executable).parent / "duckdb"
 

@@ -1,7 +1,7 @@
 """Which test of change finds planted trends with few false discoveries? Prints a table.
 
 For each week size and each candidate method, over ``--histories`` seeded histories of
-:func:`paperwatch.trend_sim.simulate_history` (4 baseline weeks + this week, 6,000 background
+:func:`paperwatch.analysis.trend_sim.simulate_history` (4 baseline weeks + this week, 6,000 background
 terms wobbling from week to week):
 
 - recall of the planted new, rising and falling terms (reported, in the right direction);
@@ -19,8 +19,8 @@ week, a falling one that many expected at its baseline rate):
   Benjamini-Hochberg;
 - ``betabin+bh``: beta-binomial predictive with τ² = 0 (binomial sampling only), BH;
 - ``betabin-wobble+bh``: beta-binomial with the wobble τ² estimated from the baseline weeks
-  (:func:`paperwatch.trend_stats.estimate_dispersion`), BH — what paperwatch uses
-  (:func:`paperwatch.trend_stats.score_trending_terms`, called as is).
+  (:func:`paperwatch.analysis.trend_stats.estimate_dispersion`), BH — what paperwatch uses
+  (:func:`paperwatch.analysis.trend_stats.score_trending_terms`, called as is).
 
 Run: ``.venv/bin/python bench/trend_sim.py`` (about a minute; ``--histories 50`` for more).
 """
@@ -36,8 +36,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from paperwatch.trend_sim import History, simulate_history
-from paperwatch.trend_stats import (
+from paperwatch.analysis.trend_sim import History, simulate_history
+from paperwatch.analysis.trend_stats import (
     benjamini_hochberg,
     beta_binomial_p_values,
     fightin_words_z,

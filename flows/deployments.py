@@ -6,7 +6,7 @@ for ``prefect deploy`` with a process work pool; keep them in step.
 - ``ingest-listings/ingest-listings``: an interval schedule (every
   ``schedule.ingest_interval_minutes``, the safety net) and a
   :class:`~prefect.events.DeploymentEventTrigger` on the watcher's event
-  (:data:`paperwatch.watch.EVENT_NAME`, resource ``paperwatch.folder.<folder>``),
+  (:data:`paperwatch.ingest.watch.EVENT_NAME`, resource ``paperwatch.folder.<folder>``),
   so a run starts seconds after a file lands. A deployment concurrency limit of 1
   with the ``ENQUEUE`` collision strategy serialises the runs: a run triggered
   while one is going waits (state ``AwaitingConcurrencySlot``) instead of being
@@ -18,7 +18,7 @@ for ``prefect deploy`` with a process work pool; keep them in step.
   week that ended before the run (``last_completed_week=True``).
 
 Both flows also hold the writer lock beside the database
-(:mod:`paperwatch.writer_lock`), so the report waits for a running ingestion and
+(:mod:`paperwatch.db.writer_lock`), so the report waits for a running ingestion and
 manual CLI runs never write at the same time as a served run.
 """
 
@@ -35,8 +35,8 @@ from prefect.types.entrypoint import EntrypointType
 
 from flows.ingest import ingest_listings
 from flows.report import weekly_report
+from paperwatch.ingest.watch import EVENT_NAME, folder_resource_id
 from paperwatch.settings import Settings
-from paperwatch.watch import EVENT_NAME, folder_resource_id
 
 #: Deployment names (each equal to its flow's name: ``ingest-listings/ingest-listings``).
 INGEST_DEPLOYMENT = "ingest-listings"
@@ -49,7 +49,7 @@ def ingest_concurrency() -> ConcurrencyLimitConfig:
 
 
 def arrival_trigger(folder: Path) -> DeploymentEventTrigger:
-    """Run the deployment on each :data:`~paperwatch.watch.EVENT_NAME` event about ``folder``.
+    """Run the deployment on each :data:`~paperwatch.ingest.watch.EVENT_NAME` event about ``folder``.
 
     The match is on the event's resource id, ``paperwatch.folder.<absolute path>``,
     so a watcher of another folder does not start this deployment. Each event

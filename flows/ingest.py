@@ -1,7 +1,7 @@
 """The ``ingest-listings`` flow: load every new or changed listing file of the watched folder.
 
-Tasks only wire the functions of :mod:`paperwatch.ingest`, :mod:`paperwatch.validate`
-and :mod:`paperwatch.store`. Every run processes every pending file (the manifest is
+Tasks only wire the functions of :mod:`paperwatch.ingest.files`, :mod:`paperwatch.ingest.validate`
+and :mod:`paperwatch.db.load`. Every run processes every pending file (the manifest is
 ``listing_files``, keyed by path and sha256, with a stat-first skip), so a run that
 was skipped or merged loses nothing. Files go through in batches
 (``Settings.batch_files``) so memory stays bounded on a backfill.
@@ -25,8 +25,9 @@ from prefect.utilities.annotations import quote
 
 from flows.snapshot import publish_after_run
 from paperwatch import db
-from paperwatch.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
-from paperwatch.batches import (
+from paperwatch.analysis.duplicates import update_near_duplicates
+from paperwatch.clock import iso_week, now_utc, parse_as_of
+from paperwatch.db.batches import (
     BatchGarbage,
     CheckedBatch,
     PreparedBatch,
@@ -43,17 +44,7 @@ from paperwatch.batches import (
     split_evenly,
     store_batch_terms,
 )
-from paperwatch.clock import iso_week, now_utc, parse_as_of
-from paperwatch.dedup import update_near_duplicates
-from paperwatch.ingest import (
-    ListingFileStat,
-    ScanResult,
-    hash_listing_files,
-    scan_folder,
-    select_changed,
-)
-from paperwatch.settings import DedupSettings, Settings, load_settings
-from paperwatch.store import (
+from paperwatch.db.load import (
     FileOutcome,
     IngestSummary,
     RunContext,
@@ -66,9 +57,18 @@ from paperwatch.store import (
     recorded_sequence_numbers,
     start_run,
 )
-from paperwatch.trending import update_paper_terms
-from paperwatch.watch import hold_back_recent
-from paperwatch.writer_lock import holds_writer_lock
+from paperwatch.db.trends import update_paper_terms
+from paperwatch.db.writer_lock import holds_writer_lock
+from paperwatch.ingest.files import (
+    ListingFileStat,
+    ScanResult,
+    hash_listing_files,
+    scan_folder,
+    select_changed,
+)
+from paperwatch.ingest.watch import hold_back_recent
+from paperwatch.report.artifacts import INGEST_ARTIFACT_KEY, ingest_description, ingest_table
+from paperwatch.settings import DedupSettings, Settings, load_settings
 
 _T = TypeVar("_T")
 
@@ -141,7 +141,7 @@ def recognise_known_files(
 ) -> tuple[list[FileOutcome], list[ListingFileStat]]:
     """Hash the changed files that could hold recorded bytes (their size is recorded) and
     record those whose bytes are known without parsing them
-    (:func:`paperwatch.store.recognise_known_content`); return their outcomes and the
+    (:func:`paperwatch.db.load.recognise_known_content`); return their outcomes and the
     files still to prepare."""
     candidates = [f for f in pending.changed if f.size in pending.known_sizes]
     hashed = hash_listing_files(candidates, settings.max_file_bytes)
@@ -282,7 +282,7 @@ class _Stage:
     def collect(self, reading: list[_Reading]) -> PreparedBatch:
         """The batch read by :meth:`read`. A Dask part that failed (its worker died, e.g.
         restarted by the nanny over the memory ceiling) is prepared again here, one file at
-        a time in a process of its own (:func:`paperwatch.batches.prepare_isolated`)."""
+        a time in a process of its own (:func:`paperwatch.db.batches.prepare_isolated`)."""
         parts = []
         for chunk, future in reading:
             try:
@@ -395,7 +395,7 @@ def ingest_listings(
             its swap).
 
     Returns:
-        The run's :class:`~paperwatch.store.IngestSummary`.
+        The run's :class:`~paperwatch.db.load.IngestSummary`.
     """
     settings = load_settings(watch_dir=folder, database=database)
     logger = get_run_logger()

@@ -1,7 +1,7 @@
 """The ``rebuild-database`` flow: re-ingest the whole folder into a new database file and
 swap it in when it completed (``paperwatch rebuild``).
 
-The work is :mod:`paperwatch.rebuild` and the ``ingest-listings`` flow (run as a subflow
+The work is :mod:`paperwatch.db.rebuild` and the ``ingest-listings`` flow (run as a subflow
 on the new file); this flow holds the writer lock of the database for its whole run and
 does not wait for it: a rebuild while another run writes is refused.
 """
@@ -17,7 +17,8 @@ from flows.ingest import ingest_listings
 from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.clock import now_utc
-from paperwatch.rebuild import (
+from paperwatch.db.load import IngestSummary
+from paperwatch.db.rebuild import (
     CARRIED,
     CarryoverResult,
     apply_carryover,
@@ -26,9 +27,8 @@ from paperwatch.rebuild import (
     remove_partial,
     swap_into_place,
 )
+from paperwatch.db.writer_lock import lock_path, writer_lock
 from paperwatch.settings import load_settings
-from paperwatch.store import IngestSummary
-from paperwatch.writer_lock import lock_path, writer_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def rebuild_database(
         as_of: ISO 8601 date-time used as "now" for the re-ingestion.
 
     Raises:
-        paperwatch.writer_lock.WriterLockTimeout: another run holds the writer lock.
+        paperwatch.db.writer_lock.WriterLockTimeout: another run holds the writer lock.
         paperwatch.db.DatabaseLockedError: another program holds the old file open.
         duckdb.Error, OSError: the re-ingestion or the swap failed; the database is as
             it was (a partial ``<database>.rebuilding`` is removed by the next rebuild).

@@ -1,8 +1,8 @@
 """The ``publish-snapshot`` task: republish the analysts' read-only snapshot after a run wrote.
 
 Both flows call :func:`publish_after_run` at their end, while they still hold the
-writer lock (:mod:`paperwatch.writer_lock`), so no other run writes during the copy.
-The work is :func:`paperwatch.snapshot.publish_snapshot`.
+writer lock (:mod:`paperwatch.db.writer_lock`), so no other run writes during the copy.
+The work is :func:`paperwatch.db.snapshot.publish_snapshot`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from paperwatch.db.snapshot import PublishedSnapshot, publish_snapshot
 from paperwatch.settings import Settings
-from paperwatch.snapshot import PublishedSnapshot, publish_snapshot
 
 
 @task(name="publish-snapshot", retries=1, retry_delay_seconds=[2], cache_policy=NO_CACHE)
@@ -20,7 +20,7 @@ def publish_snapshot_task(settings: Settings) -> PublishedSnapshot | None:
 
     Raises:
         paperwatch.db.DatabaseLockedError, duckdb.Error, OSError: from
-            :func:`~paperwatch.snapshot.publish_snapshot` (after one retry).
+            :func:`~paperwatch.db.snapshot.publish_snapshot` (after one retry).
     """
     target = settings.snapshot_path
     if target is None:

@@ -21,7 +21,7 @@ from paperwatch.allocator import keep_freed_memory
 
 if TYPE_CHECKING:
     from paperwatch.prefect_server import TemporaryServer
-    from paperwatch.report import WrittenReport
+    from paperwatch.report.render import WrittenReport
 
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -146,7 +146,7 @@ def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
 
 
 def _print_ingest(summary: object, database: Path) -> None:
-    from paperwatch.store import IngestSummary
+    from paperwatch.db.load import IngestSummary
 
     assert isinstance(summary, IngestSummary)
     s = summary
@@ -233,8 +233,8 @@ def _preflight(
     ``future=False`` refuses an ``as_of`` on a day after tomorrow (in the configured time
     zone): papers would be dated, and filed under a week, that has not come.
     """
-    from paperwatch import writer_lock
     from paperwatch.clock import after_tomorrow, iso_week, now_utc, parse_as_of, parse_week
+    from paperwatch.db import writer_lock
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
@@ -271,8 +271,8 @@ def _database_exit(settings: object, exc: Exception) -> typer.Exit:
     """One ``error:`` line and the exit status for a failure of the database itself:
     3 when another process held it too long, 4 when the file is damaged, 1 otherwise."""
     from paperwatch import db
+    from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
     if isinstance(exc, db.DatabaseLockedError | WriterLockTimeout):
@@ -335,11 +335,12 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
     scan and a read-only look at the database, without starting Prefect; None when
     there is work (or when that cannot be told at once: no database yet, another run
     writing it), and the flow runs."""
-    from paperwatch import db, writer_lock
+    from paperwatch import db
     from paperwatch.clock import iso_week, parse_as_of
-    from paperwatch.ingest import scan_folder
+    from paperwatch.db import writer_lock
+    from paperwatch.db.load import IngestSummary, nothing_to_ingest
+    from paperwatch.ingest.files import scan_folder
     from paperwatch.settings import Settings
-    from paperwatch.store import IngestSummary, nothing_to_ingest
 
     assert isinstance(settings, Settings)
     database = settings.database
@@ -367,8 +368,8 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
     import duckdb
 
     from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, folder=True, future=allow_future)
@@ -481,7 +482,7 @@ def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Itera
     blocks run: the preparation workers are killed, the run is recorded as failed, and
     Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
     Prefect's temporary server is started here with a guard process that stops it if this
-    process is killed outright (:func:`paperwatch.workers.start_server_guard`); the flow
+    process is killed outright (:func:`paperwatch.ingest.workers.start_server_guard`); the flow
     runs then send no heartbeats (:func:`_no_heartbeats`).
 
     Args:
@@ -571,7 +572,7 @@ def _start_early_server(home: Path | None) -> TemporaryServer | None:
     server.start()
     atexit.register(server.stop)
     assert server.process is not None
-    from paperwatch.workers import start_server_guard
+    from paperwatch.ingest.workers import start_server_guard
 
     start_server_guard(server.process.pid)
     os.environ["PREFECT_API_URL"] = server.api_url
@@ -644,7 +645,7 @@ def _start_prefects_server() -> bool:
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_HOME
 
-    from paperwatch.workers import start_server_guard
+    from paperwatch.ingest.workers import start_server_guard
 
     server = SubprocessASGIServer()
     home = Path(str(PREFECT_HOME.value()))
@@ -715,7 +716,7 @@ class _HoldErrors(logging.Filter):
         tracebacks, a run's "Finished in state Failed/Crashed", a failed send attempt."""
         if record.levelno >= logging.ERROR or record.exc_info:
             return True
-        if record.name == "paperwatch.mailer" and record.levelno >= logging.WARNING:
+        if record.name == "paperwatch.report.mail" and record.levelno >= logging.WARNING:
             return True
         message = record.getMessage()
         return message.startswith("Finished in state") and not message.startswith(
@@ -855,14 +856,14 @@ def _run_report(
     import duckdb
 
     from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
-    from paperwatch.mailer import AlreadySentError, MailDeliveryError
+    from paperwatch.db.writer_lock import WriterLockTimeout
+    from paperwatch.report.mail import AlreadySentError, MailDeliveryError
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import WriterLockTimeout
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, week=week, database_exists=True)
     if send or dry_run or resend:  # mail settings are checked before any flow starts
-        from paperwatch.mailer import MailSettingsError, configured_addresses
+        from paperwatch.report.mail import MailSettingsError, configured_addresses
 
         try:
             configured_addresses(settings.smtp)
@@ -926,9 +927,9 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
 
     from paperwatch.clock import iso_week, now_utc, parse_as_of
     from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
-    from paperwatch.report import write_week_report
+    from paperwatch.db.writer_lock import WriterLockTimeout, writer_lock
+    from paperwatch.report.render import write_week_report
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import WriterLockTimeout, writer_lock
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, week=week, database_exists=True)
@@ -1096,10 +1097,9 @@ def rebuild(
     """
     import duckdb
 
-    from paperwatch import writer_lock
-    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError, writer_lock
+    from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import WriterLockTimeout
 
     settings = _settings(watch_dir=folder, database=database)
     assert isinstance(settings, Settings)
@@ -1157,7 +1157,7 @@ def quarantine_list(
 ) -> None:
     """List quarantined files and entries with their reasons (oldest first)."""
     from paperwatch import db
-    from paperwatch.quarantine import list_quarantine
+    from paperwatch.db.quarantine import list_quarantine
     from paperwatch.settings import Settings
 
     settings = _settings(database=database)
@@ -1173,7 +1173,7 @@ def quarantine_list(
             + ("" if include_released else " (or all released; see --all)")
         )
         return
-    from paperwatch.report import printable
+    from paperwatch.report.render import printable
 
     for item in items:  # quarantined text may hold anything: shown inert (control chars → �)
         where = printable(item["path"]) + (f":{item['line']}" if item["line"] else "")
@@ -1221,11 +1221,11 @@ def quarantine_release(
     A whole quarantined file cannot be released: fix it and drop it again.
     """
     from paperwatch import db
+    from paperwatch.analysis.duplicates import update_near_duplicates
     from paperwatch.clock import iso_week, parse_as_of
-    from paperwatch.dedup import update_near_duplicates
-    from paperwatch.quarantine import QuarantineError, release_entry
+    from paperwatch.db.quarantine import QuarantineError, release_entry
+    from paperwatch.db.trends import update_paper_terms
     from paperwatch.settings import Settings
-    from paperwatch.trending import update_paper_terms
 
     settings = _settings(database=database)
     assert isinstance(settings, Settings)
@@ -1265,15 +1265,15 @@ def docs(
     site to <report-dir>/data_docs/. Data Docs load CSS and JavaScript from the
     web: open them in a browser, not in mail.
     """
-    from paperwatch.ingest import (
+    from paperwatch.ingest.files import (
         entries_frame,
         files_frame,
         prepare_file,
         read_listing_file,
         scan_folder,
     )
+    from paperwatch.ingest.validate import build_data_docs, validate_frame
     from paperwatch.settings import Settings
-    from paperwatch.validate import build_data_docs, validate_frame
 
     settings = _settings(watch_dir=folder, report_dir=report_dir)
     assert isinstance(settings, Settings)
@@ -1306,8 +1306,8 @@ def docs(
 def _republish_snapshot(settings: object) -> None:
     """Publish the snapshot after a command that wrote outside the flows (a warning when
     it fails: the command's own change is committed)."""
+    from paperwatch.db.snapshot import publish_snapshot
     from paperwatch.settings import Settings
-    from paperwatch.snapshot import publish_snapshot
 
     assert isinstance(settings, Settings)
     target = settings.snapshot_path
@@ -1502,14 +1502,14 @@ def watch(
     import signal
     import threading
 
-    from paperwatch.settings import Settings
-    from paperwatch.watch import (
+    from paperwatch.ingest.watch import (
         EVENT_NAME,
         describe_batch,
         event_files,
         folder_resource_id,
         watch_folder,
     )
+    from paperwatch.settings import Settings
 
     settings = _settings(watch_dir=folder, database=database)
     assert isinstance(settings, Settings)

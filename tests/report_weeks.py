@@ -3,7 +3,7 @@
 The seeds as they are loaded (three NeurIPS 2026 listings, 57 entries, 54 papers) in
 one week, and listing files of earlier weeks holding abstracts written for these tests,
 so that a report has a baseline (trending terms) and earlier papers (related papers).
-Terms are extracted by :func:`paperwatch.trending.update_paper_terms`, as ingestion does.
+Terms are extracted by :func:`paperwatch.db.trends.update_paper_terms`, as ingestion does.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 import polars as pl
 
 from paperwatch import db
-from paperwatch.clean import clean_abstract
 from paperwatch.clock import week_days
-from paperwatch.parse import decode_listing, parse_listing
-from paperwatch.trending import update_paper_terms
+from paperwatch.db.trends import update_paper_terms
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.parse import decode_listing, parse_listing
 
 from .conftest import SEEDS
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from paperwatch import db
-from paperwatch.dedup import (
+from paperwatch.analysis.duplicates import (
     BUCKET_ANCHORS,
     PaperText,
     candidate_pairs,

@@ -12,8 +12,8 @@ import logging
 
 import pytest
 
-from paperwatch import readers
-from paperwatch.readers import ReaderError, decide_format
+from paperwatch.ingest import readers
+from paperwatch.ingest.readers import ReaderError, decide_format
 
 ABSTRACT = (
     "We count the lighthouses of a rocky coast from old postcards and compare the tally "
@@ -144,7 +144,7 @@ def test_json_number_of_five_thousand_digits_names_the_line() -> None:
 def test_an_external_id_a_file_gives_to_different_texts_joins_nothing() -> None:
     import polars as pl
 
-    from paperwatch.store import join_external_ids
+    from paperwatch.db.load import join_external_ids
 
     # A proceedings volume's DOI on every record: three different papers, not one.
     good = pl.DataFrame(

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from flows.ingest import ingest_listings, read_listing_files
-from paperwatch.ingest import ListingFileStat
+from paperwatch.ingest.files import ListingFileStat
 
 from .conftest import SEEDS
 

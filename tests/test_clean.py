@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperwatch.clean import (
+from paperwatch.ingest.clean import (
     clean_abstract,
     count_words,
     extract_urls,
@@ -13,7 +13,7 @@ from paperwatch.clean import (
     split_sentences,
     strip_markup,
 )
-from paperwatch.parse import decode_listing, parse_listing
+from paperwatch.ingest.parse import decode_listing, parse_listing
 
 from .conftest import SEEDS
 

@@ -13,9 +13,10 @@ import duckdb
 import pytest
 
 from flows.ingest import ingest_listings
-from paperwatch import db, store
-from paperwatch.batches import check_batch, load_batch, prepare_files
-from paperwatch.ingest import ListingFileStat, PreparedFile, hash_listing_files, scan_folder
+from paperwatch import db
+from paperwatch.db import load as store
+from paperwatch.db.batches import check_batch, load_batch, prepare_files
+from paperwatch.ingest.files import ListingFileStat, PreparedFile, hash_listing_files, scan_folder
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # ISO week 2026-W48
 NEXT_WEEK = "2026-12-02T10:00:00+00:00"  # ISO week 2026-W49
@@ -44,7 +45,7 @@ def never_prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every file the run prepares (in this process: no worker pool)."""
     monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")
     monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
-    import paperwatch.prepare as prepare
+    import paperwatch.ingest.prepare as prepare
 
     seen: list[str] = []
     real = prepare.prepare_file

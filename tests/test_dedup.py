@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 from paperwatch import db
-from paperwatch import dedup as dedup_module
-from paperwatch.clean import clean_abstract
-from paperwatch.dedup import (
+from paperwatch.analysis import duplicates as dedup_module
+from paperwatch.analysis.duplicates import (
     METHOD,
     NearDuplicate,
     PaperText,
@@ -33,7 +32,8 @@ from paperwatch.dedup import (
     update_near_duplicates,
     word_diff,
 )
-from paperwatch.parse import parse_listing
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.parse import parse_listing
 from paperwatch.settings import DedupSettings, Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperwatch.email_safety import (
+from paperwatch.report.email_safety import (
     MAX_HTML_BYTES,
     check_email_safety,
     keep_media_rules,

@@ -20,8 +20,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperwatch import clean, method_names, parse
-from paperwatch.ingest import string_lists
+from paperwatch.ingest import clean, parse
+from paperwatch.ingest import names as method_names
+from paperwatch.ingest.files import string_lists
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 

@@ -182,7 +182,7 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
 def test_a_record_without_an_abstract_cannot_be_released_as_a_paper(
     ingested: tuple[Path, Path, object],
 ) -> None:
-    from paperwatch.quarantine import QuarantineError, release_entry
+    from paperwatch.db.quarantine import QuarantineError, release_entry
 
     _, database, _ = ingested
     with duckdb.connect(str(database)) as con:
@@ -207,7 +207,7 @@ def test_report_shows_titles_and_lists_no_abstract_once_per_file(
     ingested: tuple[Path, Path, object],
 ) -> None:
     from paperwatch import db
-    from paperwatch.report import collect_report, render_report
+    from paperwatch.report.render import collect_report, render_report
     from paperwatch.settings import Settings
 
     _, database, _ = ingested
@@ -267,7 +267,7 @@ def test_edited_abstract_with_the_same_arxiv_id_is_a_revision(tmp_path: Path) ->
 
 
 def test_a_pinned_format_wins_over_extension_and_content(tmp_path: Path) -> None:
-    from paperwatch.ingest import prepare_file, scan_folder
+    from paperwatch.ingest.files import prepare_file, scan_folder
 
     folder = tmp_path / "in"
     (folder / "exports").mkdir(parents=True)

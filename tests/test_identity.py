@@ -11,9 +11,15 @@ import duckdb
 import pytest
 
 from flows.ingest import ingest_listings
-from paperwatch import clean, db
-from paperwatch.clean import clean_abstract, paper_id_of, repair_ligatures, split_listed_number
-from paperwatch.parse import is_blank, parse_listing
+from paperwatch import db
+from paperwatch.ingest import clean
+from paperwatch.ingest.clean import (
+    clean_abstract,
+    paper_id_of,
+    repair_ligatures,
+    split_listed_number,
+)
+from paperwatch.ingest.parse import is_blank, parse_listing
 
 CASES = Path(__file__).parent / "data" / "input-robustness"
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"

@@ -27,7 +27,7 @@ from cryptography.x509.oid import NameOID
 from pydantic import SecretStr
 
 from paperwatch.db import apply_schema, query
-from paperwatch.mailer import (
+from paperwatch.report.mail import (
     AlreadySentError,
     Attachment,
     EmlFolderMailer,

@@ -12,10 +12,11 @@ import duckdb
 import polars as pl
 import pytest
 
-import paperwatch.prepare as prepare
-from paperwatch import db, store
+import paperwatch.ingest.prepare as prepare
+from paperwatch import db
 from paperwatch.allocator import ALLOCATOR_CONF_ENV, POLARS_OWN_ALLOCATOR_CONF, keep_freed_memory
-from paperwatch.batches import (
+from paperwatch.db import load as store
+from paperwatch.db.batches import (
     SPOOL_LOCK,
     PreparePool,
     check_batch,
@@ -25,9 +26,9 @@ from paperwatch.batches import (
     prepare_files,
     split_results,
 )
-from paperwatch.ingest import ENTRY_SCHEMA, ListingFileStat, scan_folder
-from paperwatch.validate import ExpectationResult, SuiteResult
-from paperwatch.workers import FAULT_ENV
+from paperwatch.ingest.files import ENTRY_SCHEMA, ListingFileStat, scan_folder
+from paperwatch.ingest.validate import ExpectationResult, SuiteResult
+from paperwatch.ingest.workers import FAULT_ENV
 
 MAX_BYTES = 1 << 20
 RUN = store.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
@@ -296,10 +297,10 @@ def test_workers_compute_the_signatures_the_loader_would(
     """The pool MinHashes each distinct clean abstract once (by abstract key); the new
     papers of the load get exactly those signatures; a chunk whose signatures cannot be
     computed loses only the cache, not its files."""
-    from paperwatch.batches import new_paper_signatures
-    from paperwatch.dedup import abstract_signatures
+    from paperwatch.analysis.duplicates import abstract_signatures
+    from paperwatch.analysis.terms import abstract_key
+    from paperwatch.db.batches import new_paper_signatures
     from paperwatch.settings import DedupSettings
-    from paperwatch.terms import abstract_key
 
     stats = many_files(seed_folder, tmp_path / "many")
     dedup = DedupSettings()
@@ -466,7 +467,7 @@ def test_a_pool_removes_the_spool_folders_of_runs_that_died(
 
     from filelock import FileLock
 
-    from paperwatch.batches import SPOOL_PREFIX
+    from paperwatch.db.batches import SPOOL_PREFIX
     from tests.conftest import dead_pid
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from paperwatch.clean import clean_abstract
-from paperwatch.method_names import find_method_name, render_tex_name
-from paperwatch.parse import decode_listing, parse_listing
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.names import find_method_name, render_tex_name
+from paperwatch.ingest.parse import decode_listing, parse_listing
 
 from .conftest import SEEDS
 
@@ -116,7 +116,7 @@ def test_macro_name_is_never_a_name() -> None:
 def test_migration_0006_reads_the_stored_names_again(tmp_path: Path) -> None:
     """A database loaded under the earlier rules gets the names of these rules."""
     from paperwatch import db
-    from paperwatch.method_names import reread_method_names
+    from paperwatch.ingest.names import reread_method_names
 
     from .report_weeks import build
 

@@ -11,11 +11,11 @@ import duckdb
 import pytest
 
 from flows.ingest import ingest_listings
-from paperwatch import prepare
-from paperwatch.clean import extract_urls
-from paperwatch.ingest import (
+from paperwatch.ingest.clean import extract_urls
+from paperwatch.ingest.files import (
     ListingFileStat,
     name_ignore_reason,
+    prepare,
     printable_name,
     read_listing_file,
     scan_folder,
@@ -184,8 +184,8 @@ def test_a_report_started_during_the_first_ingestion_waits_instead_of_failing(
     import typer
 
     from paperwatch.cli import _preflight
+    from paperwatch.db.writer_lock import is_held, writer_lock
     from paperwatch.settings import Settings
-    from paperwatch.writer_lock import is_held, writer_lock
 
     database = tmp_path / "db" / "paperwatch.duckdb"
     settings = Settings(database=database)
@@ -204,11 +204,11 @@ def test_a_run_waiting_for_the_writer_lock_says_so_once(
     import logging
     import threading
 
-    from paperwatch.writer_lock import this_process, writer_lock
+    from paperwatch.db.writer_lock import this_process, writer_lock
 
     database = tmp_path / "db" / "paperwatch.duckdb"
     acquired = threading.Event()
-    with caplog.at_level(logging.WARNING, logger="paperwatch.writer_lock"):
+    with caplog.at_level(logging.WARNING, logger="paperwatch.db.writer_lock"):
         with writer_lock(database, timeout_s=5):
 
             def second() -> None:

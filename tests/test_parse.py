@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperwatch.parse import (
+from paperwatch.ingest.parse import (
     Header,
     ListingDecodeError,
     decode_listing,

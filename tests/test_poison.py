@@ -4,7 +4,7 @@ loads, no worker process is left behind, and the next run does not try it again 
 bytes or paperwatch's version change.
 
 The faults are injected with ``PAPERWATCH_TEST_PREPARE_FAULT`` (read by the process that
-prepares the file, see :mod:`paperwatch.workers`); everything after the fault — the broken
+prepares the file, see :mod:`paperwatch.ingest.workers`); everything after the fault — the broken
 pool, the retry in isolation, the quarantine — is the real path.
 """
 
@@ -21,8 +21,8 @@ import duckdb
 import psutil
 import pytest
 
-from paperwatch import batches
-from paperwatch.workers import FAULT_ENV
+from paperwatch.db import batches
+from paperwatch.ingest.workers import FAULT_ENV
 
 from .conftest import SEEDS
 
@@ -156,7 +156,7 @@ def test_another_version_tries_a_quarantined_file_again(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from flows.ingest import ingest_listings
-    from paperwatch import store
+    from paperwatch.db import load as store
 
     database = tmp_path / "pw.duckdb"
     monkeypatch.setenv(FAULT_ENV, "poison_exit.txt:raise,poison_memory.txt:raise")
@@ -193,7 +193,7 @@ def test_another_version_tries_a_quarantined_file_again(
 def test_an_aborting_file_is_found_among_innocent_ones(tmp_path: Path) -> None:
     """A worker that aborts breaks the pool: every pending chunk is prepared again one file
     at a time, and only the file that aborted fails."""
-    from paperwatch.ingest import scan_folder
+    from paperwatch.ingest.files import scan_folder
 
     listings = tmp_path / "listings"
     shutil.copytree(SEEDS, listings)
@@ -223,7 +223,7 @@ def test_an_aborting_file_is_found_among_innocent_ones(tmp_path: Path) -> None:
 
 _ORPHAN_SCRIPT = """
 import sys, time
-from paperwatch.batches import PreparePool
+from paperwatch.db.batches import PreparePool
 pool = PreparePool(2)
 futures = [pool.submit(time.sleep, 600) for _ in range(2)]
 while len(getattr(pool._pool, "_processes", {}) or {}) < 2:

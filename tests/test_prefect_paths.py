@@ -14,7 +14,7 @@ import psutil
 import pytest
 import yaml
 
-from paperwatch.workers import start_server_guard
+from paperwatch.ingest.workers import start_server_guard
 
 from .conftest import ROOT
 
@@ -33,7 +33,7 @@ def test_the_temporary_server_is_stopped_when_its_command_is_killed() -> None:
     server = subprocess.Popen(_FAKE_SERVER)
     try:
         guard = subprocess.Popen(
-            [sys.executable, "-m", "paperwatch.workers", str(command.pid), str(server.pid)]
+            [sys.executable, "-m", "paperwatch.ingest.workers", str(command.pid), str(server.pid)]
         )
         os.kill(command.pid, signal.SIGKILL)  # the command dies without any clean-up
         command.wait()
@@ -51,7 +51,7 @@ def test_the_guard_leaves_a_process_that_is_not_the_server_alone() -> None:
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
         guard = subprocess.Popen(
-            [sys.executable, "-m", "paperwatch.workers", str(command.pid), str(other.pid)]
+            [sys.executable, "-m", "paperwatch.ingest.workers", str(command.pid), str(other.pid)]
         )
         os.kill(command.pid, signal.SIGKILL)
         command.wait()

@@ -1,10 +1,10 @@
 """Property-based tests: random Unicode through every pure stage never raises and stays small.
 
 The pipeline of one file, as a worker runs it: bytes → decode and parse → clean
-(:func:`paperwatch.ingest.prepare_file`) → the rows the suites check
-(:func:`~paperwatch.ingest.files_frame`, :func:`~paperwatch.ingest.entries_frame`) →
-terms (:func:`~paperwatch.batches.batch_terms`) → shingles, MinHash, LSH bands and
-near-duplicate pairs (:func:`~paperwatch.dedup.find_near_duplicates`).
+(:func:`paperwatch.ingest.files.prepare_file`) → the rows the suites check
+(:func:`~paperwatch.ingest.files.files_frame`, :func:`~paperwatch.ingest.files.entries_frame`) →
+terms (:func:`~paperwatch.db.batches.batch_terms`) → shingles, MinHash, LSH bands and
+near-duplicate pairs (:func:`~paperwatch.analysis.duplicates.find_near_duplicates`).
 
 Inputs mix CJK runs of one to three characters, emoji with zero-width joiners, combining
 marks, right-to-left text, lone surrogates (written escaped, as invalid UTF-8 bytes, and
@@ -24,9 +24,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperwatch.batches import batch_terms
-from paperwatch.dedup import PaperText, find_near_duplicates, shingle_hash_sets, shingles
-from paperwatch.ingest import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.analysis.duplicates import (
+    PaperText,
+    find_near_duplicates,
+    shingle_hash_sets,
+    shingles,
+)
+from paperwatch.db.batches import batch_terms
+from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
 from paperwatch.settings import DedupSettings
 
 #: More memory than this (RSS growth of the test process in one example) is a failure.
@@ -141,7 +146,7 @@ def test_any_listing_goes_through_every_stage(
 def test_terms_and_shingles_of_any_text(texts: list[str]) -> None:
     import polars as pl
 
-    from paperwatch.terms import extract_terms
+    from paperwatch.analysis.terms import extract_terms
 
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     texts = [t.replace("\\ud800", "\ud800").encode("utf-8", "replace").decode() for t in texts]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from paperwatch import readers
-from paperwatch.clean import clean_abstract
-from paperwatch.readers import ReaderError, decide_format
-from paperwatch.readers.bibtex import tex_escapes
-from paperwatch.readers.records import external_id
+from paperwatch.ingest import readers
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.readers import ReaderError, decide_format
+from paperwatch.ingest.readers.bibtex import tex_escapes
+from paperwatch.ingest.readers.records import external_id
 
 DATA = Path(__file__).parent / "data" / "formats"
 ROUTERS, BIRDS, SHEETS = "80e45c64b6324e99", "5302f766e5b0d977", "4339e55a095e6ba4"

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from flows.ingest import ingest_listings
 from paperwatch.cli import EXIT_LOCKED, app
-from paperwatch.quarantine import release_entry
-from paperwatch.writer_lock import this_process, writer_lock
+from paperwatch.db.quarantine import release_entry
+from paperwatch.db.writer_lock import this_process, writer_lock
 
 from .conftest import SEEDS
 

@@ -13,8 +13,8 @@ import duckdb
 import pytest
 
 from paperwatch import db
-from paperwatch.related import MIN_SIMILARITY, related_earlier_papers
-from paperwatch.report import collect_report, render_report
+from paperwatch.analysis.related import MIN_SIMILARITY, related_earlier_papers
+from paperwatch.report.render import collect_report, render_report
 from paperwatch.settings import Settings
 
 from .report_weeks import EARLIER_ABSTRACTS, build

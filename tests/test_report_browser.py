@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageStat
 
 from paperwatch import db
-from paperwatch.report import (
+from paperwatch.report.render import (
     collect_archive,
     collect_report,
     for_reader,

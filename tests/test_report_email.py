@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from flows.report import _retry_transient as retry_transient
 from flows.report import is_transient_failure, weekly_report
 from paperwatch.cli import app
-from paperwatch.mailer import (
+from paperwatch.report.mail import (
     AlreadySentError,
     HeaderInjectionError,
     MailDeliveryError,

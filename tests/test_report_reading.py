@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from paperwatch import db
-from paperwatch.email_safety import check_email_safety
-from paperwatch.report import (
+from paperwatch.report.email_safety import check_email_safety
+from paperwatch.report.render import (
     ReportData,
     collect_report,
     for_reader,

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from paperwatch import db
-from paperwatch.email_safety import MAX_HTML_BYTES, check_email_safety
-from paperwatch.mailer import HeaderInjectionError, message_bytes
-from paperwatch.report import (
+from paperwatch.report.email_safety import MAX_HTML_BYTES, check_email_safety
+from paperwatch.report.mail import HeaderInjectionError, message_bytes
+from paperwatch.report.render import (
     MAX_LISTED,
     RenderedReport,
     ReportData,
@@ -395,7 +395,7 @@ def test_compiled_templates_are_kept_in_the_user_cache(
 ) -> None:
     """The first command compiles the templates and stores their code in the user cache;
     the next loads it and renders the same bytes."""
-    from paperwatch import report
+    from paperwatch.report import render as report
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     compiled = _compiles(monkeypatch)
@@ -417,7 +417,7 @@ def test_compiled_templates_are_kept_in_the_user_cache(
 def _rendered_twice_as_new_processes(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, list[str]]:
     """Render one report twice, each time with a new template environment (as two
     processes would): the two renderings and the templates compiled meanwhile."""
-    from paperwatch import report
+    from paperwatch.report import render as report
 
     compiled = _compiles(monkeypatch)
     data = data_of([paper()])
@@ -447,7 +447,7 @@ def test_without_a_home_the_templates_are_compiled_each_time(
     folder, so no compiled code is kept, and the report renders all the same."""
     import pwd
 
-    from paperwatch import report
+    from paperwatch.report import render as report
 
     def unknown(uid: int) -> pwd.struct_passwd:
         raise KeyError(f"getpwuid(): uid not found: {uid}")

@@ -14,9 +14,9 @@ import duckdb
 import polars as pl
 import pytest
 
-from paperwatch.dedup import shingle_hash_sets, shingles
-from paperwatch.ingest import entries_frame, prepare_file, scan_folder
-from paperwatch.terms import extract_terms
+from paperwatch.analysis.duplicates import shingle_hash_sets, shingles
+from paperwatch.analysis.terms import extract_terms
+from paperwatch.ingest.files import entries_frame, prepare_file, scan_folder
 
 DATA = Path(__file__).resolve().parent / "data"
 SHORT_RUNS = DATA / "mixed_cjk_short_runs.txt"

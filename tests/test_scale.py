@@ -21,9 +21,9 @@ import pytest
 
 import flows.ingest
 from flows.ingest import ingest_listings
-from paperwatch.batches import plan_batches, prepare_batch, prepare_files, split_evenly
-from paperwatch.ingest import ListingFileStat, scan_folder
-from paperwatch.prepare import PreparedBatch, merge_batches
+from paperwatch.db.batches import plan_batches, prepare_batch, prepare_files, split_evenly
+from paperwatch.ingest.files import ListingFileStat, scan_folder
+from paperwatch.ingest.prepare import PreparedBatch, merge_batches
 
 ROOT = Path(__file__).resolve().parent.parent
 AS_OF = "2026-11-25T10:00:00+00:00"

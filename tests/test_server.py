@@ -291,7 +291,7 @@ def test_a_dropped_seed_file_is_ingested_by_an_event_triggered_run(served: Serve
 
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from paperwatch.artifacts import INGEST_ARTIFACT_KEY
+    from paperwatch.report.artifacts import INGEST_ARTIFACT_KEY
 
     with _client(served.server) as client:
         artifacts = client.read_artifacts(

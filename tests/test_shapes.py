@@ -1,4 +1,4 @@
-"""What a file or an entry looks like when it is not a listing or an abstract (paperwatch.shapes)."""
+"""What a file or an entry looks like when it is not a listing or an abstract (paperwatch.ingest.shapes)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from paperwatch.clean import clean_abstract, strip_abstract_label
-from paperwatch.ingest import ListingFileStat, entries_frame, files_frame, prepare_file
-from paperwatch.parse import parse_header, parse_listing
-from paperwatch.resources import resource_dir
-from paperwatch.shapes import (
+from paperwatch.ingest.clean import clean_abstract, strip_abstract_label
+from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.ingest.parse import parse_header, parse_listing
+from paperwatch.ingest.shapes import (
     ENTRY_SHAPES,
     entry_lines,
     entry_shape,
@@ -19,6 +18,7 @@ from paperwatch.shapes import (
     format_note,
     lfs_pointer_detail,
 )
+from paperwatch.resources import resource_dir
 
 from .conftest import SEEDS
 
@@ -379,7 +379,7 @@ ABSTRACT_LINES = [
 def test_metadata_lines_above_or_below_an_abstract_are_split_off(
     above: list[str], below: list[str]
 ) -> None:
-    from paperwatch.shapes import split_metadata_lines
+    from paperwatch.ingest.shapes import split_metadata_lines
 
     lines = [*above, *ABSTRACT_LINES, *below]
     entry = parse_listing("\n".join(lines) + "\n").entries[0]
@@ -391,7 +391,7 @@ def test_metadata_lines_above_or_below_an_abstract_are_split_off(
 
 
 def test_a_metadata_line_inside_an_entry_keeps_it_whole() -> None:
-    from paperwatch.shapes import split_metadata_lines
+    from paperwatch.ingest.shapes import split_metadata_lines
 
     text = "\n".join([ABSTRACT_LINES[0], "Authors: A. Author", ABSTRACT_LINES[1]])
     entry = parse_listing(text + "\n").entries[0]

@@ -19,10 +19,11 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from paperwatch import db, snapshot
+from paperwatch import db
 from paperwatch.cli import app
+from paperwatch.db import snapshot
+from paperwatch.db.snapshot import publish_snapshot, temp_path
 from paperwatch.settings import load_settings
-from paperwatch.snapshot import publish_snapshot, temp_path
 
 from .conftest import ROOT, SEEDS_AS_OF, SEEDS_WEEK, Server
 
@@ -119,7 +120,7 @@ CRASH_MID_COPY = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from paperwatch import snapshot
+    from paperwatch.db import snapshot
 
     def crash(source, temp):
         data = Path(source).read_bytes()

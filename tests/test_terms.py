@@ -12,24 +12,24 @@ import polars as pl
 import pytest
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from paperwatch.clean import clean_abstract, split_sentences
-from paperwatch.clock import previous_weeks, week_monday
-from paperwatch.db import writer
-from paperwatch.parse import decode_listing, parse_listing
-from paperwatch.resources import resource_dir
-from paperwatch.settings import Settings
-from paperwatch.terms import (
+from paperwatch.analysis.terms import (
     document_frequencies,
     extract_terms,
     generic_terms,
     stop_words,
 )
-from paperwatch.trend_stats import fightin_words_z, score_trending_terms
-from paperwatch.trending import (
+from paperwatch.analysis.trend_stats import fightin_words_z, score_trending_terms
+from paperwatch.clock import previous_weeks, week_monday
+from paperwatch.db import writer
+from paperwatch.db.trends import (
     TrendingResult,
     trending_terms_for_week,
     update_paper_terms,
 )
+from paperwatch.ingest.clean import clean_abstract, split_sentences
+from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.resources import resource_dir
+from paperwatch.settings import Settings
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 
@@ -162,7 +162,7 @@ def test_counting_is_the_same_without_room_to_pack() -> None:
     """With too many documents and word forms to pack every n-gram into one 64-bit
     number, the documents are counted in ranges, or (past two million forms) the four
     columns sorted as they are: the same counts, in the same order."""
-    from paperwatch.terms import _counted_word_grams
+    from paperwatch.analysis.terms import _counted_word_grams
 
     rng = random.Random(7)
     rows = []

@@ -12,14 +12,9 @@ import polars as pl
 import pytest
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from paperwatch.clean import clean_abstract
-from paperwatch.db import writer
-from paperwatch.parse import decode_listing, parse_listing
-from paperwatch.resources import resource_dir
-from paperwatch.settings import Settings
-from paperwatch.terms import acronym_aliases, extract_terms
-from paperwatch.trend_sim import SINGLETON, History, history_abstracts, simulate_history
-from paperwatch.trend_stats import (
+from paperwatch.analysis.terms import acronym_aliases, extract_terms
+from paperwatch.analysis.trend_sim import SINGLETON, History, history_abstracts, simulate_history
+from paperwatch.analysis.trend_stats import (
     beta_binomial_p_values,
     distinctive_terms,
     drop_covered,
@@ -31,12 +26,17 @@ from paperwatch.trend_stats import (
     merge_same_papers,
     score_trending_terms,
 )
-from paperwatch.trending import (
+from paperwatch.db import writer
+from paperwatch.db.trends import (
     TrendingResult,
     paper_set_keys,
     trending_terms_for_week,
     update_paper_terms,
 )
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.resources import resource_dir
+from paperwatch.settings import Settings
 
 from .test_terms import insert_papers, seed_papers
 
@@ -437,7 +437,7 @@ def test_first_week_charts_come_from_the_counts_already_read(
 ) -> None:
     """No week before holds papers: each term's chart is its share this week, and the
     weekly-papers query is not run."""
-    from paperwatch import trending
+    from paperwatch.db import trends as trending
 
     queries: list[str] = []
     read_sql = trending.read_sql
@@ -490,7 +490,7 @@ def test_distinctive_terms_look_up_english_only_for_terms_that_can_be_shown(
     """40 frequent invented words (540 to 501 papers) and 200 rare ones (3-5 papers): the
     top 5 are decided by the 22 words of 519 papers or more (the 20 of 521 or more, and
     the longer terms that could cover them), and are those of the full ranking."""
-    from paperwatch import trend_stats
+    from paperwatch.analysis import trend_stats
 
     frequent = [(_invented(i), 540 - i) for i in range(40)]
     rare = [(_invented(100 + i), 3 + i % 3) for i in range(200)]

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperwatch import validate
-from paperwatch.validate import SuiteError, failure_reasons, load_suite, validate_frame
+from paperwatch.ingest import validate
+from paperwatch.ingest.validate import SuiteError, failure_reasons, load_suite, validate_frame
 
 
 def test_every_expectation_has_severity_and_reason() -> None:
@@ -195,9 +195,9 @@ def test_suite_patterns_on_edge_cases() -> None:
 def _listing_batches() -> list[tuple[str, pl.DataFrame]]:
     """``papers`` and ``listing_files`` frames of real and hostile listings: the seeds, the
     input-robustness cases, every format of tests/data/formats, and lookalikes."""
-    from paperwatch.batches import files_frame
-    from paperwatch.ingest import scan_folder
-    from paperwatch.prepare import prepare_files
+    from paperwatch.db.batches import files_frame
+    from paperwatch.ingest.files import scan_folder
+    from paperwatch.ingest.prepare import prepare_files
     from paperwatch.settings import load_settings
 
     settings = load_settings()

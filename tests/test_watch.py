@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from paperwatch.artifacts import ingest_description, ingest_table, report_markdown
-from paperwatch.ingest import ListingFileStat, ScanResult
-from paperwatch.store import FileOutcome, IngestSummary
-from paperwatch.watch import (
+from paperwatch.db.load import FileOutcome, IngestSummary
+from paperwatch.db.writer_lock import (
+    WriterLockTimeout,
+    holds_writer_lock,
+    lock_path,
+    writer_lock,
+)
+from paperwatch.ingest.files import ListingFileStat, ScanResult
+from paperwatch.ingest.watch import (
     ArrivalBatcher,
     FileState,
     folder_resource_id,
@@ -23,12 +28,7 @@ from paperwatch.watch import (
     is_stable,
     watch_folder,
 )
-from paperwatch.writer_lock import (
-    WriterLockTimeout,
-    holds_writer_lock,
-    lock_path,
-    writer_lock,
-)
+from paperwatch.report.artifacts import ingest_description, ingest_table, report_markdown
 
 from .conftest import SEEDS
 
@@ -294,7 +294,7 @@ def test_the_watcher_shows_odd_file_names_escaped(tmp_path: Path) -> None:
     handed out as they are (so they can be opened) and shown escaped like the scan does."""
     import os
 
-    from paperwatch.watch import describe_batch, event_files
+    from paperwatch.ingest.watch import describe_batch, event_files
 
     folder = tmp_path / "in"
     folder.mkdir()

@@ -1,4 +1,4 @@
--- Identity rules v2 (paperwatch.clean): a leading list number ("1.", "[3]") is no longer
+-- Identity rules v2 (paperwatch.ingest.clean): a leading list number ("1.", "[3]") is no longer
 -- part of the abstract and is kept as paper_occurrences.listed_number; typographic
 -- quotes, apostrophes and dashes are folded before paper_id; PDF ligature damage
 -- ("di®erent") is repaired; a leading "Abstract:" label is not part of the abstract.
@@ -8,4 +8,4 @@
 -- which the next ingestion run computes again: the database then equals one built
 -- from scratch with the new rules.
 alter table paper_occurrences add column if not exists listed_number integer;
--- python: paperwatch.rekey.rekey_papers
+-- python: paperwatch.db.rekey.rekey_papers

@@ -1,5 +1,5 @@
 -- Listing formats: readers for Markdown digests, one abstract per line, JSON, JSON Lines,
--- BibTeX and Atom/RSS feeds (paperwatch.readers). What a structured format gives beside
+-- BibTeX and Atom/RSS feeds (paperwatch.ingest.readers). What a structured format gives beside
 -- the abstract is kept on each occurrence and, as first seen, on the paper (null for the
 -- plain-text format, which has none). An occurrence's paper_id is the paper it is an
 -- occurrence of: its text's id, or, when its external_id (arXiv id, DOI, OpenReview id)

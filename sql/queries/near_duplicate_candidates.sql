@@ -3,9 +3,9 @@
 -- which one is pending, against every stored band key (pending papers included).
 -- In a bucket of more than $anchors papers a pending paper is paired with the bucket's
 -- $anchors smallest paper ids only, and the bucket's $anchors smallest pending ones with
--- every member (paperwatch.dedup.BUCKET_ANCHORS). Only buckets with two members or more
+-- every member (paperwatch.analysis.duplicates.BUCKET_ANCHORS). Only buckets with two members or more
 -- are ranked: nearly every bucket holds one paper and gives no pair.
--- When most papers are pending (a backfill) paperwatch.dedup._candidates_db leaves out
+-- When most papers are pending (a backfill) paperwatch.analysis.duplicates._candidates_db leaves out
 -- the line marked "touched": every shared bucket is then ranked, which costs less than
 -- finding the buckets the pending papers touch (a join of every band key's paper id).
 with new_bands as (

@@ -1,5 +1,5 @@
 -- The weeks that have a rendered report, newest first, with their figures: the archive
--- page reports/out/index.html (paperwatch.report.render_archive).
+-- page reports/out/index.html (paperwatch.report.render.render_archive).
 with weeks as (
     select distinct week from reports where kind = 'rendered'
 )

@@ -2,7 +2,7 @@
 -- (kind 'exact') or nearly repeated (kind 'near') in that week, from the view
 -- duplicates_by_week. occurrences lists every file and position the paper
 -- appeared in (all weeks); for 'near' also the original's text and occurrences,
--- so the report can show the similarity and a word diff (paperwatch.dedup.word_diff).
+-- so the report can show the similarity and a word diff (paperwatch.analysis.duplicates.word_diff).
 with week_relations as (
     select kind, paper_id, duplicate_of, string_agg(distinct method, ', ' order by method) as method,
         bool_or(is_revision) as is_revision, max(similarity) as similarity

@@ -1,6 +1,6 @@
 -- Acronyms used bare (without their definition) by papers first seen in the ISO weeks
 -- $weeks: terms of two or more capitals in one word, such as LLM or KV (a phrase such as
--- "KV cache" is not one). Candidates for paperwatch.terms.acronym_aliases.
+-- "KV cache" is not one). Candidates for paperwatch.analysis.terms.acronym_aliases.
 select distinct term
 from paper_terms
 where

@@ -1,13 +1,13 @@
 -- Document frequencies of terms per ISO week: papers first seen in the week $week and in each
 -- baseline week of $baseline that use each term, one row per (term, week) with papers > 0.
 -- An acronym of $acronyms counts as its expansion at the same position of $canonicals (the
--- corpus defines it: paperwatch.terms.acronym_aliases), so a paper is counted once per
+-- corpus defines it: paperwatch.analysis.terms.acronym_aliases), so a paper is counted once per
 -- canonical term. $first and $last bound all those weeks: a range DuckDB pushes into the
 -- scan, so that only their row groups are read. Only terms that can pass the minimum support
 -- are returned (the others are never shown, and a busy week has millions of them): at least
 -- $min_support papers this week, or, with a baseline ($n_baseline > 0), a baseline rate that
 -- would give $min_support of the $n_week papers of this week
--- (paperwatch.trend_stats.score_trending_terms).
+-- (paperwatch.analysis.trend_stats.score_trending_terms).
 -- One aggregation by term over the weeks' rows decides the support and counts this week;
 -- only the supported terms' rows of the baseline weeks are then counted per week (none in a
 -- first week), instead of counting every (term, week) and aggregating those again.

@@ -1,7 +1,7 @@
 -- The papers of the ISO week $week that use each term of $terms (canonical terms; an acronym
 -- of $acronyms counts as its expansion in $canonicals), as a key of the set of their paper
 -- ids: terms with the same key are shown as one row
--- (paperwatch.trend_stats.merge_same_papers).
+-- (paperwatch.analysis.trend_stats.merge_same_papers).
 --
 -- The key is the set's size, and the XOR and the sum of the 64-bit hashes of its ids: a
 -- fixed-size summary of a set of any size (a week of a million papers can give a common

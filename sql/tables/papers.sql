@@ -1,6 +1,6 @@
 -- One row per distinct abstract. paper_id is the first 16 hex digits of the
 -- sha256 of the normalised text (markup removed, NFKC, case-folded, spaces collapsed).
--- paper_id is unique, kept so by the loader (paperwatch.store), not by a primary key: in
+-- paper_id is unique, kept so by the loader (paperwatch.db.load), not by a primary key: in
 -- the v1.5 storage format DuckDB rewrites a table with an index whole at every checkpoint,
 -- which made each small run cost as much as the whole table (bench/RESULTS.md). The same
 -- holds for paper_occurrences, paper_minhash and paper_terms_extracted; tests check it.

@@ -1,5 +1,5 @@
 -- The trending terms of each reported week, as computed by
--- paperwatch.trending.trending_terms_for_week (which replaces the week's rows each time).
+-- paperwatch.db.trends.trending_terms_for_week (which replaces the week's rows each time).
 -- direction: 'new' / 'rising' / 'falling' (a beta-binomial test of the week's papers with the
 -- term against the baseline weeks, Benjamini-Hochberg at the false discovery rate fdr; see
 -- docs/terms.md), or 'distinctive' (a week without a baseline: terms frequent this week and

@@ -1,0 +1,1 @@
+"""Duplicates, terms, trend statistics, related papers: the maths (no DuckDB, no Prefect)."""

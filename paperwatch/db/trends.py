@@ -1,0 +1,670 @@
+"""Per-paper terms and weekly trending terms in DuckDB.
+
+The work is done by the pure functions of :mod:`paperwatch.analysis.terms`; this module holds the
+small DuckDB I/O around them:
+
+- :func:`update_paper_terms` fills ``paper_terms`` (and ``paper_terms_extracted``) for papers
+  not extracted yet — call it after each load;
+- :func:`trending_terms_for_week` tests a week's terms against its baseline weeks
+  (:func:`paperwatch.analysis.trend_stats.score_trending_terms`), returns a :class:`TrendingResult`
+  for the report (new, rising and falling terms, or the distinctive terms of a first week,
+  each with its weekly shares over the last :data:`CHART_WEEKS` weeks) and (with
+  ``persist=True``) stores the rows in the ``trending_terms`` table for ad-hoc SQL.
+
+Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from paperwatch import db
+from paperwatch.analysis.terms import BATCH_SIZE, EXTRACTOR_VERSION, acronym_aliases, extract_terms
+from paperwatch.analysis.trend_stats import (
+    bar_heights,
+    distinctive_terms,
+    load_english_frequencies,
+    log2_label,
+    merge_same_papers,
+    score_trending_terms,
+    sentence_with_term,
+    weekly_shares,
+)
+from paperwatch.clock import previous_weeks
+from paperwatch.db import read_sql
+from paperwatch.settings import Settings
+
+#: Weeks shown in each term's small chart: this week and the seven before.
+CHART_WEEKS = 8
+
+#: Abstracts read at most to find the acronyms the corpus defines (a sample is enough).
+DEFINITION_SAMPLE = 2_000
+
+#: The kinds of rows, in the order the report shows them.
+KINDS = ("new", "rising", "falling", "distinctive")
+
+
+@dataclass(frozen=True, slots=True)
+class ExamplePaper:
+    """A paper of the week that uses a term: its id, method name (or None), first sentence,
+    and ``sentence``, its first sentence that uses the term (the first sentence when none
+    does, :func:`paperwatch.analysis.trend_stats.sentence_with_term`)."""
+
+    paper_id: str
+    method_name: str | None
+    first_sentence: str
+    sentence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WeekShare:
+    """One bar of a term's small chart: an ISO week, the share of its papers using the term
+    (None: no papers that week) and the bar's height in pixels (0-24)."""
+
+    week: str
+    share: float | None
+    height_px: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrendingTerm:
+    """One row of the trending section.
+
+    Attributes:
+        term: canonical term (an acronym the corpus defines counts as its expansion).
+        direction: the kind: 'new', 'rising', 'falling', or 'distinctive' (no baseline: a
+            term frequent this week and rare in general English, not a trend).
+        rank: 1-based within its kind.
+        papers_week: papers of the week with the term.
+        papers_baseline: papers of the baseline weeks with it (None for 'distinctive').
+        rate_week: papers_week / papers of the week (0-1).
+        rate_baseline: papers_baseline / papers of the baseline (None for 'distinctive').
+        log2_ratio: the effect size: log2 of the share this week over the share before
+            (each smoothed by ½ paper); for 'distinctive', over its frequency in English.
+        p_value: two-sided p of the beta-binomial test (None for 'distinctive').
+        q_value: Benjamini-Hochberg adjusted p (None for 'distinctive').
+        new_this_week: no paper of the baseline has the term.
+        effect: the effect size as shown: "×3.2", "÷4.0", or "new".
+        also: terms found in exactly the same papers this week, shown with this one
+            (:func:`paperwatch.analysis.trend_stats.merge_same_papers`).
+        history: the term's share in each of the last :data:`CHART_WEEKS` weeks, oldest
+            first, this week last.
+        examples: up to ``Settings.trending.examples_per_term`` papers of the week with it.
+    """
+
+    term: str
+    direction: str
+    rank: int
+    papers_week: int
+    papers_baseline: int | None
+    rate_week: float
+    rate_baseline: float | None
+    log2_ratio: float
+    p_value: float | None
+    q_value: float | None
+    new_this_week: bool
+    effect: str
+    also: tuple[str, ...] = ()
+    history: tuple[WeekShare, ...] = ()
+    examples: tuple[ExamplePaper, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TrendingResult:
+    """The trending terms of one ISO week, as the report shows them.
+
+    Attributes:
+        week: the ISO week, e.g. '2026-W48'.
+        has_baseline: the baseline weeks hold at least one paper (and the week too); when
+            False, ``new``, ``rising`` and ``falling`` are empty and the report shows
+            ``distinctive``.
+        baseline_weeks: the ISO weeks of the baseline, oldest first.
+        chart_weeks: the ISO weeks of the small charts, oldest first (this week last).
+        papers_week: papers first seen in ``week``.
+        papers_baseline: papers first seen in the baseline weeks.
+        new: the top ``Settings.trending.top_n`` new terms (rank 1 first).
+        rising: the top ``top_n`` rising terms.
+        falling: the top ``top_n`` falling terms.
+        distinctive: without a baseline, at most ``first_week_terms`` distinctive terms.
+        tested: terms tested (with support) this week; 0 without a baseline.
+        min_support: the minimum support used.
+        fdr: the false discovery rate controlled.
+        aliases: acronym → canonical term merged this week ({"LLM": "large language model"}).
+    """
+
+    week: str
+    has_baseline: bool
+    baseline_weeks: list[str]
+    papers_week: int
+    papers_baseline: int
+    chart_weeks: list[str] = field(default_factory=list)
+    new: list[TrendingTerm] = field(default_factory=list)
+    rising: list[TrendingTerm] = field(default_factory=list)
+    falling: list[TrendingTerm] = field(default_factory=list)
+    distinctive: list[TrendingTerm] = field(default_factory=list)
+    tested: int = 0
+    min_support: int = 1
+    fdr: float = 0.05
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> list[TrendingTerm]:
+        """Every shown row: new, rising, falling, then distinctive."""
+        return [*self.new, *self.rising, *self.falling, *self.distinctive]
+
+    @property
+    def examples(self) -> dict[str, tuple[ExamplePaper, ...]]:
+        """Example papers by term, for every shown term."""
+        return {row.term: row.examples for row in self.shown}
+
+
+# --- paper_terms -------------------------------------------------------------
+
+
+def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | None = None) -> int:
+    """Extract and store the terms of papers not extracted yet (or by an older rule version).
+
+    Reads ``papers`` (restricted to ``paper_ids`` when given), runs
+    :func:`paperwatch.analysis.terms.extract_terms` in batches of :data:`paperwatch.analysis.terms.BATCH_SIZE`,
+    and for each batch, in one transaction, replaces those papers' rows of ``paper_terms``
+    and records them in ``paper_terms_extracted`` (bulk insert from Arrow). Idempotent.
+
+    Args:
+        con: a read-write connection with the schema applied (:func:`paperwatch.db.writer`).
+        paper_ids: only these papers (ids not in ``papers`` are ignored); None for all.
+
+    Returns:
+        The number of papers whose terms were extracted by this call.
+
+    Raises:
+        duckdb.Error: a read or write failed (the failing batch is rolled back).
+    """
+    pending = con.sql(
+        read_sql("queries", "papers_needing_terms"),
+        params={"version": EXTRACTOR_VERSION, "paper_ids": paper_ids},
+    ).pl()
+    done = 0
+    for offset in range(0, pending.height, BATCH_SIZE):
+        batch = pending.slice(offset, BATCH_SIZE)
+        terms = extract_terms(batch)
+        counts = _term_counts(batch, terms)
+        _store_paper_terms(con, batch.select("paper_id"), _with_weeks(terms, batch), counts)
+        done += batch.height
+    return done
+
+
+def store_new_paper_terms(
+    con: duckdb.DuckDBPyConnection, papers: pl.DataFrame, terms: pl.DataFrame
+) -> int:
+    """Store terms extracted elsewhere for papers that have none yet (just inserted).
+
+    Inserts only (no delete: the papers are new), in one transaction, so the cost does
+    not grow with ``paper_terms``. Used by the batch loader with terms extracted where
+    the files were cleaned (:func:`paperwatch.db.batches.store_batch_terms`).
+
+    Args:
+        papers: columns ``paper_id`` and ``first_seen_week`` (the papers, with or without
+            terms).
+        terms: columns ``paper_id``, ``term``, ``n`` as :func:`extract_terms` returns them,
+            and ``first_seen_week`` when the caller has it already.
+
+    Returns:
+        The number of papers recorded in ``paper_terms_extracted``.
+    """
+    counts = _term_counts(papers, terms)
+    _store_paper_terms(con, None, _with_weeks(terms, papers), counts)
+    return counts.height
+
+
+def _with_weeks(terms: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
+    """``terms`` with each paper's ``first_seen_week`` from ``papers`` (rows in order)."""
+    if "first_seen_week" in terms.columns:
+        return terms
+    weeks = papers.select("paper_id", "first_seen_week")
+    return terms.join(weeks, on="paper_id", how="left", maintain_order="left")
+
+
+def _term_counts(papers: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
+    """One ``paper_terms_extracted`` row per paper: how many terms it has (0 when none)."""
+    return (
+        papers.select("paper_id")
+        .join(terms.group_by("paper_id").agg(terms=pl.len()), on="paper_id", how="left")
+        .select(
+            "paper_id",
+            extractor_version=pl.lit(EXTRACTOR_VERSION, dtype=pl.Int32),
+            terms=pl.col("terms").fill_null(0).cast(pl.Int32),
+            extracted_at=pl.lit(datetime.now(UTC)),
+        )
+    )
+
+
+def _store_paper_terms(
+    con: duckdb.DuckDBPyConnection,
+    ids: pl.DataFrame | None,
+    terms: pl.DataFrame,
+    counts: pl.DataFrame,
+) -> None:
+    """Write ``terms`` and ``counts`` in one transaction; with ``ids``, first delete what
+    those papers had (re-extraction). Without ``ids`` (new papers) it only inserts, so its
+    cost does not grow with ``paper_terms``."""
+    frames = {"_pw_terms": terms, "_pw_counts": counts} | (
+        {"_pw_ids": ids} if ids is not None else {}
+    )
+    with db.transaction(con):
+        try:
+            for name, frame in frames.items():
+                con.register(name, db.arrow_view(frame))
+            if ids is not None:
+                con.execute(
+                    "delete from paper_terms where paper_id in (select paper_id from _pw_ids)"
+                )
+                con.execute(
+                    "delete from paper_terms_extracted where paper_id in (select paper_id from _pw_ids)"
+                )
+            con.execute(
+                "insert into paper_terms (paper_id, term, n, first_seen_week) "
+                "select paper_id, term, n, first_seen_week from _pw_terms"
+            )
+            con.execute(
+                "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
+                "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
+            )
+        finally:
+            for name in frames:
+                con.unregister(name)
+
+
+# --- weekly scores -----------------------------------------------------------
+
+
+def _week_sizes(
+    con: duckdb.DuckDBPyConnection, weeks: list[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Papers first seen in each of ``weeks``, and their words (0 when none)."""
+    rows = con.execute(read_sql("queries", "week_paper_counts"), {"weeks": weeks}).fetchall()
+    papers = {str(week): int(n) for week, n, _ in rows}
+    words = {str(week): int(w or 0) for week, _, w in rows}
+    return {w: papers.get(w, 0) for w in weeks}, {w: words.get(w, 0) for w in weeks}
+
+
+def _aliases(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> dict[str, str]:
+    """Acronyms used bare in ``weeks`` that papers of those weeks define, with their
+    canonical term (:func:`paperwatch.analysis.terms.acronym_aliases`)."""
+    bounds = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
+    acronyms = [r[0] for r in con.execute(read_sql("queries", "term_acronyms"), bounds).fetchall()]
+    if not acronyms:
+        return {}
+    papers = con.sql(
+        read_sql("queries", "term_acronym_definitions"),
+        params={**bounds, "acronyms": acronyms, "limit": DEFINITION_SAMPLE},
+    ).pl()
+    found = acronym_aliases(papers, acronyms)
+    return dict(zip(found["acronym"].to_list(), found["canonical"].to_list(), strict=True))
+
+
+def _alias_params(aliases: dict[str, str]) -> dict[str, list[str]]:
+    names = sorted(aliases)
+    return {"acronyms": names, "canonicals": [aliases[a] for a in names]}
+
+
+def _document_frequencies(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    baseline_weeks: list[str],
+    n_week: int,
+    n_baseline: int,
+    min_support: int,
+    aliases: dict[str, str],
+) -> pl.DataFrame:
+    """Rows ``term``, ``week``, ``papers`` (Int64) of the terms that can pass
+    ``min_support``, in ``week`` and each baseline week
+    (``sql/queries/term_document_frequencies.sql``)."""
+    weeks = [week, *baseline_weeks]
+    params = {
+        "week": week,
+        "baseline": baseline_weeks,
+        "first": min(weeks),
+        "last": max(weeks),
+        "min_support": min_support,
+        "n_week": n_week,
+        "n_baseline": n_baseline,
+        **_alias_params(aliases),
+    }
+    rows = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
+    return rows.select("term", "week", pl.col("papers").cast(pl.Int64))
+
+
+def paper_set_keys(
+    con: duckdb.DuckDBPyConnection, week: str, terms: list[str], aliases: dict[str, str]
+) -> dict[str, str]:
+    """A key of the set of papers of the ISO week ``week`` (``'2026-W41'``) with each of
+    ``terms`` (canonical terms; an acronym of ``aliases`` counts as its expansion), for
+    :func:`paperwatch.analysis.trend_stats.merge_same_papers` (``sql/queries/term_week_papers.sql``).
+
+    The key is ``'<size>:<XOR>:<sum>'`` of the DuckDB 64-bit ``hash`` of the paper ids:
+    equal for the same set; two different sets of the same size share it with a
+    probability of about 2⁻⁶⁴. Its size is fixed whatever the set's: a common term of a
+    million-paper week has about half a million ids, which as lists ran DuckDB out of its
+    memory limit (bench/RESULTS.md). Terms without a paper that week are missing.
+    """
+    if not terms:
+        return {}
+    rows = con.execute(
+        read_sql("queries", "term_week_papers"),
+        {"week": week, "terms": terms, **_alias_params(aliases)},
+    ).fetchall()
+    return {term: key for term, key in rows}
+
+
+def _histories(
+    con: duckdb.DuckDBPyConnection,
+    terms: list[str],
+    weeks: list[str],
+    sizes: dict[str, int],
+    aliases: dict[str, str],
+    this_week: Mapping[str, int],
+) -> dict[str, tuple[WeekShare, ...]]:
+    """Each term's bars over ``weeks`` (``sql/queries/term_weekly_papers.sql``). When no
+    week but the last holds papers (a first week), the counts are ``this_week`` (papers of
+    the last week per term, the document frequencies already read) and nothing is queried."""
+    if not terms:
+        return {}
+    if all(sizes.get(w, 0) == 0 for w in weeks[:-1]):
+        rows = pl.DataFrame(
+            {
+                "term": terms,
+                "week": [weeks[-1]] * len(terms),
+                "papers": [this_week.get(term, 0) for term in terms],
+            },
+            schema={"term": pl.String, "week": pl.String, "papers": pl.Int64},
+        )
+    else:
+        rows = con.sql(
+            read_sql("queries", "term_weekly_papers"),
+            params={
+                "terms": terms,
+                "weeks": weeks,
+                "first": min(weeks),
+                "last": max(weeks),
+                **_alias_params(aliases),
+            },
+        ).pl()
+    shares = weekly_shares(rows, sizes, weeks)
+    out = {}
+    for term in terms:
+        values = shares.get(term, [0.0 if sizes.get(w, 0) else None for w in weeks])
+        out[term] = tuple(
+            WeekShare(w, v, h) for w, v, h in zip(weeks, values, bar_heights(values), strict=True)
+        )
+    return out
+
+
+def _examples(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    terms: list[str],
+    per_term: int,
+    aliases: dict[str, str],
+    also: dict[str, tuple[str, ...]],
+) -> dict[str, tuple[ExamplePaper, ...]]:
+    if not terms or per_term <= 0:
+        return {}
+    cursor = con.execute(
+        read_sql("queries", "term_examples"),
+        {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)},
+    )
+    names = {term: [term, *also.get(term, ())] for term in terms}
+    for acronym, canonical in aliases.items():
+        names.setdefault(canonical, [canonical]).append(acronym)
+    found: dict[str, list[ExamplePaper]] = {}
+    for term, paper_id, method_name, first_sentence, abstract in cursor.fetchall():
+        sentence = sentence_with_term(abstract or "", names.get(term, [term])) or first_sentence
+        found.setdefault(term, []).append(
+            ExamplePaper(paper_id, method_name, first_sentence, sentence)
+        )
+    return {term: tuple(papers) for term, papers in found.items()}
+
+
+def _term(
+    row: dict[str, Any],
+    kind: str,
+    examples: dict[str, tuple[ExamplePaper, ...]],
+    histories: dict[str, tuple[WeekShare, ...]],
+) -> TrendingTerm:
+    distinctive = kind == "distinctive"
+    new = kind == "new"
+    return TrendingTerm(
+        term=row["term"],
+        direction=kind,
+        rank=int(row["rank"]),
+        papers_week=int(row["papers_week"]),
+        papers_baseline=None if distinctive else int(row["papers_baseline"]),
+        rate_week=float(row["rate_week"]),
+        rate_baseline=None if distinctive else float(row["rate_baseline"]),
+        log2_ratio=float(row["log2_ratio"]),
+        p_value=None if distinctive else float(row["p_value"]),
+        q_value=None if distinctive else float(row["q_value"]),
+        new_this_week=new,
+        effect="new" if new else log2_label(float(row["log2_ratio"])),
+        also=tuple(row.get("also") or ()),
+        history=histories.get(row["term"], ()),
+        examples=examples.get(row["term"], ()),
+    )
+
+
+def trending_terms_for_week(
+    con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
+) -> TrendingResult:
+    """Test the terms of ``week`` against the ``settings.trending.baseline_weeks`` before it.
+
+    Reads ``papers`` and ``paper_terms`` (run :func:`update_paper_terms` first). Acronyms
+    that papers of the last :data:`CHART_WEEKS` weeks (and the baseline) define count as
+    their expansion (:func:`paperwatch.analysis.terms.acronym_aliases`). With a baseline, the terms
+    are tested by :func:`paperwatch.analysis.trend_stats.score_trending_terms` (beta-binomial per
+    term, Benjamini-Hochberg at ``trending.fdr``); without one (no paper in the week or in
+    the baseline weeks) ``has_baseline`` is False and the week's distinctive terms are
+    listed (:func:`paperwatch.analysis.trend_stats.distinctive_terms`). Every shown term gets its
+    weekly share over the last :data:`CHART_WEEKS` weeks and its example papers.
+
+    Args:
+        con: a DuckDB connection (read-only is enough when ``persist`` is False).
+        week: ISO week ``YYYY-Www``.
+        settings: uses ``trending.baseline_weeks``, ``min_support``, ``top_n``, ``fdr``,
+            ``first_week_terms`` and ``examples_per_term``.
+        persist: replace the week's rows of the ``trending_terms`` table with every reported
+            row (all significant new, rising and falling terms, or the distinctive terms
+            when there is no baseline), in one transaction.
+
+    Returns:
+        A :class:`TrendingResult`; rows ranked deterministically (ties broken by term).
+
+    Raises:
+        ValueError: ``week`` is not a valid ISO week.
+        duckdb.Error: a query failed (a read-only connection with ``persist=True``).
+    """
+    cfg = settings.trending
+    baseline_weeks = previous_weeks(week, cfg.baseline_weeks)
+    chart_weeks = [*previous_weeks(week, CHART_WEEKS - 1), week]
+    all_weeks = sorted({*baseline_weeks, *chart_weeks})
+    sizes, words = _week_sizes(con, all_weeks)
+    n_week = sizes[week]
+    baseline_sizes = {w: sizes[w] for w in baseline_weeks}
+    n_baseline = sum(baseline_sizes.values())
+    has_baseline = n_week > 0 and n_baseline > 0
+    # wordfreq (is_generic, the distinctive terms) loads in a thread while DuckDB, which
+    # releases the GIL, reads the week's terms: about 0.3 s less wall time on two cores.
+    loading = threading.Thread(target=load_english_frequencies, name="wordfreq", daemon=True)
+    if n_week > 0:
+        loading.start()
+    aliases = _aliases(con, all_weeks) if n_week > 0 else {}
+    counts = (
+        _document_frequencies(
+            con, week, baseline_weeks, n_week, n_baseline, cfg.min_support, aliases
+        )
+        if n_week > 0
+        else pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
+    )
+    week_df = counts.filter(pl.col("week") == week).select("term", "papers")
+    if n_week > 0:
+        loading.join()
+
+    scored: pl.DataFrame | None = None
+    shown: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    tested = 0
+    if has_baseline:
+        baseline_df = counts.filter(pl.col("week") != week)
+        scored = score_trending_terms(
+            week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
+        )
+        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases)
+        scored = merge_same_papers(scored, sets)
+        tested = counts.select("term").n_unique()
+        for kind in ("new", "rising", "falling"):
+            shown[kind] = scored.filter(pl.col("kind") == kind).head(cfg.top_n).to_dicts()
+    elif n_week > 0 and cfg.first_week_terms > 0:
+        candidates = distinctive_terms(
+            week_df,
+            n_week,
+            words[week],
+            cfg.min_support,
+            3 * cfg.first_week_terms,
+            defined=frozenset(aliases.values()),
+        )
+        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases)
+        merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
+        shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
+
+    terms = sorted({row["term"] for rows in shown.values() for row in rows})
+    also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
+    per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
+    examples = _examples(con, week, terms, per_term, aliases, also)
+    this_week = dict(zip(week_df["term"].to_list(), week_df["papers"].to_list(), strict=True))
+    histories = _histories(con, terms, chart_weeks, sizes, aliases, this_week)
+    rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
+    result = TrendingResult(
+        week=week,
+        has_baseline=has_baseline,
+        baseline_weeks=baseline_weeks,
+        papers_week=n_week,
+        papers_baseline=n_baseline,
+        chart_weeks=chart_weeks,
+        new=rows["new"],
+        rising=rows["rising"],
+        falling=rows["falling"],
+        distinctive=rows["distinctive"],
+        tested=tested,
+        min_support=cfg.min_support,
+        fdr=cfg.fdr,
+        aliases=aliases,
+    )
+    if persist:
+        store_trending_terms(con, result, scored)
+    return result
+
+
+#: Columns of the ``trending_terms`` table written by :func:`store_trending_terms`.
+TRENDING_SCHEMA = pl.Schema(
+    {
+        "term": pl.String(),
+        "direction": pl.String(),
+        "rank": pl.Int64(),
+        "papers_week": pl.Int64(),
+        "papers_baseline": pl.Int64(),
+        "rate_week": pl.Float64(),
+        "rate_baseline": pl.Float64(),
+        "log2_ratio": pl.Float64(),
+        "p_value": pl.Float64(),
+        "q_value": pl.Float64(),
+        "new_this_week": pl.Boolean(),
+        "same_papers": pl.List(pl.String),
+    }
+)
+
+
+def trending_rows(result: TrendingResult, scored: pl.DataFrame | None) -> pl.DataFrame:
+    """Rows of the ``trending_terms`` table for a result (pure).
+
+    Args:
+        result: from :func:`trending_terms_for_week`.
+        scored: every reported row (output of
+            :func:`paperwatch.analysis.trend_stats.score_trending_terms`, not only the top ``top_n``)
+            when the week has a baseline; None otherwise, and the distinctive terms are
+            stored.
+
+    Returns:
+        Columns of ``sql/tables/trending_terms.sql`` except ``computed_at``.
+    """
+    if scored is not None:
+        rows = scored.select(
+            "term",
+            direction=pl.col("kind"),
+            rank=pl.col("rank"),
+            papers_week=pl.col("papers_week"),
+            papers_baseline=pl.col("papers_baseline"),
+            rate_week=pl.col("rate_week"),
+            rate_baseline=pl.col("rate_baseline"),
+            log2_ratio=pl.col("log2_ratio"),
+            p_value=pl.col("p_value"),
+            q_value=pl.col("q_value"),
+            new_this_week=pl.col("kind") == "new",
+            same_papers=pl.col("also"),
+        ).cast(TRENDING_SCHEMA)
+    else:
+        rows = pl.DataFrame(
+            [
+                {
+                    "term": r.term,
+                    "direction": r.direction,
+                    "rank": r.rank,
+                    "papers_week": r.papers_week,
+                    "papers_baseline": None,
+                    "rate_week": r.rate_week,
+                    "rate_baseline": None,
+                    "log2_ratio": r.log2_ratio,
+                    "p_value": None,
+                    "q_value": None,
+                    "new_this_week": False,
+                    "same_papers": list(r.also),
+                }
+                for r in result.distinctive
+            ],
+            schema=TRENDING_SCHEMA,
+        )
+    return rows.with_columns(
+        week=pl.lit(result.week),
+        baseline_weeks=pl.lit(result.baseline_weeks, dtype=pl.List(pl.String)),
+        min_support=pl.lit(result.min_support, dtype=pl.Int32),
+        fdr=pl.lit(result.fdr, dtype=pl.Float64),
+    )
+
+
+def store_trending_terms(
+    con: duckdb.DuckDBPyConnection, result: TrendingResult, scored: pl.DataFrame | None
+) -> None:
+    """Replace the week's rows of ``trending_terms`` (one transaction, bulk insert from Arrow).
+
+    Raises:
+        duckdb.Error: the write failed (rolled back).
+    """
+    rows = trending_rows(result, scored).with_columns(computed_at=pl.lit(datetime.now(UTC)))
+    columns = ", ".join(
+        ["week", *TRENDING_SCHEMA, "baseline_weeks", "min_support", "fdr", "computed_at"]
+    )
+    con.execute("begin")
+    try:
+        con.register("_pw_trending", rows.to_arrow())
+        con.execute("delete from trending_terms where week = ?", [result.week])
+        con.execute(f"insert into trending_terms ({columns}) select {columns} from _pw_trending")
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    finally:
+        con.unregister("_pw_trending")

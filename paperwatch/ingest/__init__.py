@@ -1,0 +1,1 @@
+"""Read, parse, clean, validate and prepare listing files (no DuckDB, no Prefect)."""

@@ -1,0 +1,720 @@
+"""Cleaning one abstract: markup removed, identity, method name, first sentence, URLs.
+
+Pure functions. The rules are written down in docs/cleaning.md; the tests in
+tests/test_clean.py pin them on the seed abstracts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from paperwatch.ingest.names import find_method_name
+
+# --- LaTeX -----------------------------------------------------------------
+
+#: Macros whose braced argument is the text (formatting only).
+_TEXT_MACROS = frozenset(
+    [
+        "emph",
+        "textbf",
+        "textit",
+        "texttt",
+        "textsc",
+        "textsf",
+        "textrm",
+        "textup",
+        "textnormal",
+        "underline",
+        "text",
+        "mbox",
+        "mathrm",
+        "mathbf",
+        "mathit",
+        "mathsf",
+        "mathtt",
+        "mathcal",
+        "mathbb",
+        "mathfrak",
+        "mathscr",
+        "boldsymbol",
+        "bm",
+        "operatorname",
+        "hat",
+        "widehat",
+        "tilde",
+        "widetilde",
+        "bar",
+        "overline",
+        "vec",
+        "dot",
+        "ddot",
+        "check",
+    ]
+)
+#: Macros that stand for a symbol; the symbol replaces them.
+_SYMBOLS = {
+    "times": "×",
+    "cdot": "·",
+    "div": "÷",
+    "pm": "±",
+    "mp": "∓",
+    "approx": "≈",
+    "sim": "∼",
+    "simeq": "≃",
+    "neq": "≠",
+    "ne": "≠",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ll": "≪",
+    "gg": "≫",
+    "propto": "∝",
+    "in": "∈",
+    "notin": "∉",
+    "subset": "⊂",
+    "subseteq": "⊆",
+    "cup": "∪",
+    "cap": "∩",
+    "to": "→",
+    "rightarrow": "→",
+    "leftarrow": "←",
+    "Rightarrow": "⇒",
+    "leftrightarrow": "↔",
+    "mapsto": "↦",
+    "infty": "∞",
+    "partial": "∂",
+    "nabla": "∇",
+    "sum": "∑",
+    "prod": "∏",
+    "int": "∫",
+    "forall": "∀",
+    "exists": "∃",
+    "top": "⊤",
+    "perp": "⊥",
+    "circ": "∘",
+    "star": "⋆",
+    "ast": "∗",
+    "dagger": "†",
+    "ell": "ℓ",
+    "ldots": "…",
+    "cdots": "⋯",
+    "dots": "…",
+    "prime": "′",
+    "degree": "°",
+    "checkmark": "✓",
+    "sqrt": "√",
+    "emptyset": "∅",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "ϑ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "log": "log",
+    "exp": "exp",
+    "sin": "sin",
+    "cos": "cos",
+    "max": "max",
+    "min": "min",
+    "arg": "arg",
+    "lim": "lim",
+    "det": "det",
+    "Pr": "Pr",
+    "rm": "",
+    "it": "",
+    "bf": "",
+    "left": "",
+    "right": "",
+    "big": "",
+    "Big": "",
+    "displaystyle": "",
+    "quad": " ",
+    "qquad": " ",
+}
+_ESCAPED = {
+    "%": "%",
+    "&": "&",
+    "_": "_",
+    "#": "#",
+    "$": "$",
+    "{": "{",
+    "}": "}",
+    ",": " ",
+    ";": " ",
+    ":": " ",
+    "!": "",
+    " ": " ",
+    "\\": " ",
+}
+
+_URL_MACRO = re.compile(r"\\url\{([^{}]*)\}")
+_HREF_MACRO = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]“”‘’]+", re.IGNORECASE)
+_URL_TRAILING = ".,;:!?)»’”'"
+_PLACEHOLDER = "\x00{}\x00"
+_MATH = re.compile(
+    r"\$\$(?P<d>.+?)\$\$"  # $$display$$
+    r"|\$(?<![\\$]\$)(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
+    r"|\$(?<!\\\$)(?P<c>[^\s$\\])\$"  # $k$
+    r"|\\\((?P<p>.+?)\\\)"  # \( inline \)
+    r"|\\\[(?P<b>.+?)\\\]",  # \[ display \]
+    re.DOTALL,
+)
+_MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\s*\{([^{}]*)\})?")
+_ESCAPE = re.compile(r"\\([%&_#${},;:! \\])")
+_BRACES = re.compile(r"[{}](?<!\\[{}])")
+
+# --- Markdown --------------------------------------------------------------
+# Here and in _MATH and _BRACES above, a pattern starts with its delimiter and looks
+# behind the delimiter it has read ("\*(?<![\w*]\*)" rather than "(?<![\w*])\*"): it
+# matches exactly the same, and the regex engine jumps from one delimiter to the next
+# instead of trying the lookbehind at every character (strip_markup: 72 µs an abstract of
+# the benchmark corpus against 130 µs).
+
+_STRONG = re.compile(
+    r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|__(?<![\w_]__)(?=\S)(.+?)(?<=\S)__(?![\w_])"
+)
+_EMPH_STAR = re.compile(r"\*(?<![\w*]\*)(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_EMPH_UNDERSCORE = re.compile(r"_(?<![\w_]_)(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+_SPACE = re.compile(r"\s+")
+#: Format (Cf) and control (Cc) characters that carry no text: zero-width space,
+#: joiners and marks, soft hyphen, bidi embeddings/overrides/isolates, word
+#: joiner and invisible operators, BOM, C0 controls except tab/newline/CR, DEL, C1.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
+_SPACE_THEN_PUNCT = re.compile(r" [,.;:!?%)\]]")  # the same, in text with single spaces
+_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
+
+# --- Sentences and method names --------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "al",
+        "vs",
+        "cf",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "sec",
+        "ref",
+        "refs",
+        "approx",
+        "resp",
+        "no",
+        "dr",
+        "prof",
+        "mr",
+        "ms",
+        "st",
+    ]
+)
+#: The characters a sentence ends with; the CJK ones occur only in text that is not ASCII.
+_ASCII_TERMINATORS = ".!?"
+_TERMINATORS = ".!?。！？"
+#: What follows a sentence's terminator: white space, before a capital or digit.
+_AFTER_TERMINATOR = re.compile(r"\s+(?=[\"“(\[]?[A-Z0-9\u3400-\u9fff])")
+#: A sentence end: the terminator and the white space after it, before a capital or digit.
+#: :func:`sentence_ends` finds its matches without running it over the whole text.
+_SENTENCE_END = re.compile(f"[{_TERMINATORS}]{_AFTER_TERMINATOR.pattern}")
+
+# --- Listed numbers ----------------------------------------------------------
+
+#: A list number in front of an entry: ``1.``, ``2)``, ``[3]``, ``(12)``, ``#4``
+#: followed by white space, or ``5、`` / ``6．`` (CJK lists, no space needed).
+_LISTED_NUMBER = re.compile(
+    r"^\s*(?:(?:(?P<a>\d{1,5})[.)]|\[(?P<b>\d{1,5})\]|\((?P<c>\d{1,5})\)|#(?P<d>\d{1,5}))\s+"
+    r"|(?P<e>\d{1,5})[、．]\s*"
+    r"|(?P<f>[\u2460-\u2473\u2776-\u277f])\s*"  # ① … ⑳, ❶ … ❿
+    r"|(?:[-–•·▪‣◦*+>]\s+)+)(?=\S)"  # a bullet or a block quote mark, no number
+)
+#: First characters that may start a list number or a bullet (a cheap test first).
+LIST_MARK_STARTS = frozenset("0123456789[(# \t-–•·▪‣◦*+>") | frozenset(
+    chr(c) for c in [*range(0x2460, 0x2474), *range(0x2776, 0x2780)]
+)
+
+
+def split_listed_number(raw: str) -> tuple[int | None, str]:
+    """Split a leading list number off an entry: ``"1. We propose…"`` → ``(1, "We propose…")``.
+
+    Recognised: ``1.``, ``2)``, ``[3]``, ``(12)``, ``#4`` (1-5 digits) followed by white space,
+    ``5、``/``6．`` as CJK lists write them, and circled numbers ``①``-``⑳``. The number is
+    the entry's place in the listing as its author numbered it, not part of the abstract:
+    the same abstract numbered and unnumbered is one paper. A bullet (``-``, ``•``, ``*``,
+    ``+``) or block-quote mark (``>``) followed by white space is split off too, with no
+    number: ``(None, rest)``. A decimal (``1.5 billion``), ``3D`` or ``-5%`` (no space after
+    the mark) is text. Returns ``(None, raw)`` when there is none, or when nothing would be
+    left after it.
+    """
+    if raw[:1] not in LIST_MARK_STARTS:
+        return None, raw
+    match = _LISTED_NUMBER.match(raw)
+    if match is None:
+        return None, raw
+    found = [g for g in match.group("a", "b", "c", "d", "e") if g is not None]
+    if found:
+        return int(found[0]), raw[match.end() :]
+    circled = match.group("f")
+    return (int(unicodedata.numeric(circled)) if circled else None), raw[match.end() :]
+
+
+# --- PDF ligature damage ------------------------------------------------------
+
+#: Characters that text extracted from PDFs set in old TeX fonts holds in place of a
+#: ligature (the font's ligature slots map to Latin-1 code points): di®erent,
+#: e±cient, classi¯ed, °ow. Source: the OT1 font encoding's ligature slots
+#: 0x0B-0x0F rendered through Latin-1 by pdftotext (tex.stackexchange.com/q/33476).
+LIGATURE_DAMAGE = {"®": "ff", "±": "ffi", "¯": "fi", "°": "fl", "²": "ffl"}
+_DAMAGED_WORD = re.compile(
+    r"(?<![\w®±¯°²])[A-Za-z]*[a-z]?[®±¯°²][a-z®±¯°²]*(?![\w®±¯°²])",
+)
+
+
+#: Reported when left unrepaired: a damage character before a lowercase letter, as a
+#: ligature inside a word always stands ("Intel®", "x±y" are not reported).
+_FLAGGED_DAMAGE = re.compile(r"[®±¯°²][a-z]")
+
+
+@cache
+def _known_words() -> Any:
+    """pyspellchecker's English dictionary (loaded once per process, about 0.5 s)."""
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en", distance=1)
+
+
+_WRITTEN_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def _is_known_word(word: str, written: set[str]) -> bool:
+    lower = word.lower()
+    if lower in written:  # the undamaged word is written elsewhere in the entry
+        return True
+    checker = _known_words()
+    parts = [p for p in lower.split("-") if p]
+    return bool(parts) and all(p in checker for p in parts)
+
+
+def repair_ligatures(raw: str) -> tuple[str, tuple[str, ...]]:
+    """Repair PDF ligature damage inside words; report what could not be repaired.
+
+    A word holding one of :data:`LIGATURE_DAMAGE` (``di®erent``) is rewritten with the
+    ligature's letters (``different``) when the result is an English word
+    (pyspellchecker's dictionary) or is written undamaged elsewhere in the same entry.
+    A word that does not become a known word is left as it is and, when the damage
+    character stands before a lowercase letter and the word has three letters or more,
+    returned, so that it can be reported (a warning, not a rejection). The characters outside words
+    (``±0.5``, ``25°C``, ``®`` after a name) are not touched.
+
+    Args:
+        raw: one entry's text as written.
+
+    Returns:
+        ``(text, unrepaired)``: the text with the known words repaired, and the damaged
+        words left as they were, in order, without duplicates.
+    """
+    if not any(char in raw for char in LIGATURE_DAMAGE):
+        return raw, ()
+    unrepaired: dict[str, None] = {}
+    written: set[str] | None = None
+    decided: dict[str, str] = {}  # each distinct damaged word is judged once: linear time
+
+    def repair(match: re.Match[str]) -> str:
+        nonlocal written
+        word = match.group(0)
+        if word in decided:
+            return decided[word]
+        result = word
+        if any(c.isalpha() for c in word):
+            if written is None:
+                written = set(_WRITTEN_WORD.findall(raw.lower()))
+            fixed = "".join(LIGATURE_DAMAGE.get(c, c) for c in word)
+            if _is_known_word(fixed, written):
+                result = fixed
+            elif _FLAGGED_DAMAGE.search(word) and sum(c.isalpha() for c in word) >= 3:
+                unrepaired.setdefault(word, None)
+        decided[word] = result
+        return result
+
+    return _DAMAGED_WORD.sub(repair, raw), tuple(unrepaired)
+
+
+@dataclass(frozen=True, slots=True)
+class CleanAbstract:
+    """The cleaned form of one entry.
+
+    Attributes:
+        abstract: text without Markdown/LaTeX markup, NFKC, whitespace collapsed.
+        paper_id: 16 lowercase hex digits, sha256 of :func:`normalise_for_id` of ``abstract``.
+        method_name: the name the abstract introduces, or None.
+        first_sentence: the first sentence of ``abstract``.
+        code_urls: http(s) URLs in the entry, in order of appearance, without duplicates.
+        word_count: whitespace-separated words; each CJK character counts as one word.
+        listed_number: the list number the entry was written with (``1.``, ``[3]``), or None.
+        ligature_damage: words with PDF ligature damage left unrepaired (``xy®z``).
+    """
+
+    abstract: str
+    paper_id: str
+    method_name: str | None
+    first_sentence: str
+    code_urls: tuple[str, ...]
+    word_count: int
+    listed_number: int | None = None
+    ligature_damage: tuple[str, ...] = ()
+
+
+def _strip_url(url: str) -> str:
+    while url and url[-1] in _URL_TRAILING:
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
+
+
+def extract_urls(raw: str) -> tuple[str, ...]:
+    """http(s) URLs in raw entry text (``\\url{}``, ``\\href{}``, Markdown links, bare).
+
+    A URL holding an invisible or control character is not a code URL (it is not
+    linked): a right-to-left override inside it would make ``…/\u202egpj.exe`` read
+    ``…/exe.jpg``, and dropping the character would link another address.
+    """
+    if "://" not in raw:  # fast path: every match of _URL holds "://"
+        return ()
+    seen: dict[str, None] = {}
+    for match in _URL.finditer(raw):
+        url = _strip_url(match.group(0))
+        if len(url) > len("https://") and (url.isprintable() or not _INVISIBLE.search(url)):
+            seen.setdefault(url, None)
+    return tuple(seen)
+
+
+def _math_to_text(math: str) -> str:
+    math = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], math.replace("\\\\%", "%"))
+    math = _macros_to_text(math, keep_unknown=True)
+    return _BRACES.sub("", math).strip()
+
+
+def _macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, arg = match.group(1), match.group(2)
+        if name in _TEXT_MACROS:
+            return arg if arg is not None else ""
+        if name in _SYMBOLS:
+            symbol = _SYMBOLS[name]
+            return symbol + (arg if arg else "")
+        # Unknown macro (e.g. \hsco{}, \method{}): keep its name, or its argument when it has one.
+        if names is not None:
+            names.add(name)
+        if arg:
+            return arg
+        return name if keep_unknown else ""
+
+    if "\\" not in text:  # fast path: _MACRO needs a backslash
+        return text
+    previous = None
+    while previous != text:  # nested \textbf{\emph{x}}
+        previous = text
+        text = _MACRO.sub(replace, text)
+    return text
+
+
+def _single_spaced(text: str) -> bool:
+    """Whether ``text``'s only white space is single ASCII spaces between non-spaces.
+
+    A printable string holds no white space but U+0020 (every other ``str.isspace``
+    character is a separator or control character, which ``str.isprintable`` rejects),
+    so one C scan and two substring tests decide it.
+    """
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+
+
+def collapse_spaces(text: str) -> str:
+    """``text`` with each run of white space (``str.isspace``: ``\\s`` of ``re``) made one
+    ASCII space, and none at either end: ``" ".join(text.split())``, which it returns.
+
+    Text already in that form (clean text nearly always is) is returned as it is,
+    without splitting it into words and joining them again (27 µs an abstract of
+    1,500 characters on the benchmark machine).
+    """
+    return text if _single_spaced(text) else " ".join(text.split())
+
+
+def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
+    """Remove Markdown emphasis and LaTeX markup from one entry, keeping its words.
+
+    ``\\emph{x}``, ``\\textbf{x}``, ``**x**``, ``*x*`` → x; ``$1.38\\times$`` → 1.38×;
+    ``\\url{u}`` → u; ``\\href{u}{t}`` → t; unknown macros keep their name
+    (``\\hsco{}`` → hsco) and are added to ``macro_names`` when given. URLs are
+    protected from emphasis rules. The result is NFKC-normalised with whitespace
+    collapsed to single spaces.
+
+    Invisible characters are removed first: format characters (zero-width space
+    and joiners, soft hyphen, word joiner, byte-order mark, bidirectional
+    controls) and control characters other than white space, so that the same
+    abstract with a hidden character is the same paper and nothing can reorder
+    or hide text in the report.
+
+    Each rule runs only when the character it needs is in the text (a backslash,
+    ``$``, ``*``, ``_``, a brace, a backtick, ``://``): the same result, about
+    three times faster on typical abstracts, which hold little markup.
+    """
+    text = raw if raw.isprintable() else _INVISIBLE.sub("", raw)
+    backslash = "\\" in text
+    if backslash:
+        text = _HREF_MACRO.sub(lambda m: m.group(2), text)
+        text = _URL_MACRO.sub(lambda m: m.group(1), text)
+    if "](" in text:
+        text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
+    urls: list[str] = []
+
+    def protect(match: re.Match[str]) -> str:
+        url = _strip_url(match.group(0))
+        urls.append(url)
+        return _PLACEHOLDER.format(len(urls) - 1) + match.group(0)[len(url) :]
+
+    if "://" in text:
+        text = _URL.sub(protect, text)
+    if "$" in text or backslash:
+        text = _MATH.sub(
+            lambda m: _math_to_text(next(g for g in m.groups() if g is not None)), text
+        )
+    if "\\" in text:
+        text = text.replace("\\\\%", "%")
+        text = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], text)
+        text = _macros_to_text(text, keep_unknown=True, names=macro_names)
+    if "{" in text or "}" in text:
+        text = _BRACES.sub("", text)
+    for pattern, marks in (
+        (_STRONG, ("**", "__")),
+        (_EMPH_STAR, ("*",)),
+        (_EMPH_UNDERSCORE, ("_",)),
+    ):
+        if not any(mark in text for mark in marks):
+            continue
+        previous = None
+        while previous != text:
+            previous = text
+            text = pattern.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+    if "`" in text:
+        text = _CODE.sub(lambda m: m.group(1), text)
+    if urls or "\x00" in text:
+        text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
+    text = collapse_spaces(unicodedata.normalize("NFKC", text))
+    if _SPACE_THEN_PUNCT.search(text):  # (one search rather than nine ``in`` scans)
+        text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    if "( " in text or "[ " in text:
+        text = _SPACE_AFTER_OPEN.sub(r"\1", text)
+    return text
+
+
+#: Typographic quotes, apostrophes and dashes, and the ASCII character each stands for in
+#: the identity form (NFKC leaves them apart: “x” and "x" would be two papers).
+TYPOGRAPHIC_FOLDS = str.maketrans(
+    {
+        **dict.fromkeys("“”„‟«»″〝〞〟", '"'),
+        **dict.fromkeys("‘’‚‛‹›′`´", "'"),
+        **dict.fromkeys("‐‑‒–—―−⁃﹘﹣", "-"),
+    }
+)
+_TYPOGRAPHIC = frozenset(chr(code) for code in TYPOGRAPHIC_FOLDS)
+# str.translate with a dict looks up every character of a non-ASCII text (about 170 µs an
+# abstract); a regex visits only the characters to fold (about 15 µs), with the same result.
+_TYPOGRAPHIC_CHAR = re.compile("[" + re.escape("".join(sorted(_TYPOGRAPHIC))) + "]")
+
+
+def _fold_typographic(match: re.Match[str]) -> str:
+    return str(TYPOGRAPHIC_FOLDS[ord(match.group())])
+
+
+def normalise_for_id(abstract: str) -> str:
+    """The identity form of a clean abstract: NFKC, typographic quotes, apostrophes and
+    dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", abstract)
+    if not text.isascii():  # (a regex scan: ``frozenset.isdisjoint`` took 15 µs an abstract)
+        text = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, text)
+    return collapse_spaces(text.casefold())
+
+
+def paper_id_of(abstract: str) -> str:
+    """16 hex digits (64 bits) of sha256(UTF-8 of :func:`normalise_for_id`).
+
+    64 bits keep the expected number of collisions below 1e-6 up to ~6 million papers
+    (birthday bound n²/2⁶⁵).
+    """
+    return hashlib.sha256(normalise_for_id(abstract).encode("utf-8")).hexdigest()[:16]
+
+
+def count_words(text: str) -> int:
+    """Whitespace-separated words, each CJK character counting as one word."""
+    if text.isascii() or _CJK_CHAR.search(text) is None:  # no CJK: plain split
+        if _single_spaced(text):  # (clean text: counting spaces allocates no words)
+            return text.count(" ") + 1 if text else 0
+        return len(text.split())
+    return len(_WORD.findall(text))
+
+
+def sentence_ends(text: str) -> list[tuple[int, int]]:
+    """The spans ``(start, end)`` of the matches of :data:`_SENTENCE_END` in ``text``, in
+    order: what ``[m.span() for m in _SENTENCE_END.finditer(text)]`` gives.
+
+    Each terminator (``. ! ?``, and ``。！？`` in text that is not ASCII) is looked up with
+    ``str.find`` and only the characters after it are matched, where Python's regex engine
+    tests every position of the text for the terminator class: 6.1-7.6 µs against
+    9.7-11.8 µs an abstract of the 100k benchmark corpus (20,000 abstracts, quiet 2-core
+    machine, bench/RESULTS.md). Matches cannot overlap (a terminator is not white space),
+    so each is found on its own.
+    """
+    spans: list[tuple[int, int]] = []
+    for terminator in _ASCII_TERMINATORS if text.isascii() else _TERMINATORS:
+        at = text.find(terminator)
+        while at >= 0:
+            rest = _AFTER_TERMINATOR.match(text, at + 1)
+            if rest is not None:
+                spans.append((at, rest.end()))
+            at = text.find(terminator, at + 1)
+    spans.sort()
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split clean text into sentences at . ! ? (and 。！？) followed by a capital or digit.
+
+    Abbreviations (e.g., i.e., et al., Fig.) do not end a sentence.
+    """
+    sentences: list[str] = []
+    start = 0
+    for end_start, end in sentence_ends(text):
+        before = text[start : end_start + 1]  # with its terminator
+        last_word = before.rsplit(" ", 1)[-1].rstrip(".!?").lower()
+        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+            continue
+        sentences.append(before.strip())
+        start = end
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
+_ASCII_LETTERS = string.ascii_letters.encode("ascii")
+
+
+def has_unbalanced_markup(abstract: str) -> bool:
+    """True when clean text still has an odd number of ``$`` or unbalanced braces."""
+    return abstract.count("$") % 2 == 1 or abstract.count("{") != abstract.count("}")
+
+
+def latin_or_cjk_share(text: str) -> float:
+    """Share (0-1) of the letters of ``text`` that are Latin or CJK; 1.0 when it has no letters.
+
+    Letters are characters of Unicode category L*. Latin: Unicode name starts
+    with "LATIN"; CJK: the ranges of ``_CJK`` (Han, kana, Hangul). Greek letters
+    from mathematics count as other letters.
+    """
+    if text.isascii():  # every letter is Latin: the share is 1.0 (or no letters: 1.0)
+        return 1.0
+    # ASCII letters are Latin: counted in C (encode drops the rest, translate deletes the
+    # letters); only the non-ASCII characters are judged one by one, each distinct one once.
+    ascii_part = text.encode("ascii", "ignore")
+    letters = latin_or_cjk = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
+    # (Deleting the ASCII runs visits far fewer places than finding the non-ASCII ones:
+    # 11 µs against 41 µs an abstract with a few typographic quotes.)
+    for char, n in Counter(_ASCII_RUN.sub("", text)).items():
+        if not char.isalpha():
+            continue
+        letters += n
+        if _CJK_CHAR.match(char) or unicodedata.name(char, "").startswith("LATIN"):
+            latin_or_cjk += n
+    return latin_or_cjk / letters if letters else 1.0
+
+
+#: A leading "Abstract:" label (also "Abstract.", "Abstract —", IEEE's "Abstract—", 摘要：),
+#: emphasis marks around it allowed (``Abstract**:**``). "Abstract-level …" is not a label.
+_ABSTRACT_LABEL = re.compile(
+    r"^(?:abstract|摘要)[*_]*(?:\s*[:：—–]|\.\s|\s+-\s)[*_]*\s*", re.IGNORECASE
+)
+
+
+def strip_abstract_label(abstract: str) -> str:
+    """``abstract`` without a leading "Abstract:" label (kept when nothing follows it)."""
+    if abstract[:1] not in "Aa摘" or not abstract:
+        return abstract
+    rest = _ABSTRACT_LABEL.sub("", abstract, count=1)
+    return rest if rest else abstract
+
+
+def clean_abstract(raw: str) -> CleanAbstract:
+    """Clean one raw entry (as parsed, hard wraps joined) into a :class:`CleanAbstract`.
+
+    In order: a leading list number is split off (:func:`split_listed_number`), PDF
+    ligature damage repaired (:func:`repair_ligatures`), markup stripped
+    (:func:`strip_markup`); the identity, method name, first sentence, URLs and word
+    count are read from the result.
+    """
+    macro_names: set[str] = set()
+    listed_number, text = split_listed_number(raw)
+    text, damage = repair_ligatures(text)
+    abstract = strip_abstract_label(strip_markup(text, macro_names))
+    sentences = split_sentences(abstract)
+    return CleanAbstract(
+        abstract=abstract,
+        paper_id=paper_id_of(abstract),
+        method_name=find_method_name(abstract, macro_names, sentences),
+        first_sentence=sentences[0] if sentences else abstract,
+        code_urls=extract_urls(raw),
+        word_count=count_words(abstract),
+        listed_number=listed_number,
+        ligature_damage=damage,
+    )

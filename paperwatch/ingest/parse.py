@@ -1,0 +1,236 @@
+"""Parsing listing files into a header and entries. Pure functions, no I/O.
+
+A listing file (see docs/cleaning.md) is UTF-8 text: an optional header line
+such as ``NeurIPS 2026 论文列表`` or ``ICLR 2025 accepted papers``, then one
+abstract per paragraph, paragraphs separated by blank lines. Parsing tolerates a
+UTF-8 byte-order mark, CRLF/CR line endings, trailing spaces, several blank or
+whitespace-only lines between entries, and hard-wrapped paragraphs (their lines
+are joined with one space). Form feeds, vertical tabs, NEL and the Unicode line
+and paragraph separators count as line breaks too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+_BOM = "\ufeff"
+#: Line breaks: CRLF, CR, LF, and the ones text tools leave in (form feed at a
+#: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
+_LINE_BREAK_CHARS = "\r\n\v\f\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"\r\n|[{_LINE_BREAK_CHARS}]")
+#: The header: a short first line holding a venue and a four-digit year, and
+#: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
+_HEADER = re.compile(
+    r"^(?P<venue>[^\s\d][^\n]{0,60}?)\s*(?:'|’)?(?P<year>(?:19|20)\d{2})\b\s*(?P<label>[^\n]*)$"
+)
+_HEADER_MAX_CHARS = 100
+_HEADER_MAX_WORDS = 12
+_VENUE_WORDS = re.compile(r"^[A-Z][\w&.\-]*(?: [A-Z][\w&.\-]*){0,3}$")
+_NAME = re.compile(r"^(?P<seq>\d{1,9})_(?P<token>[0-9a-fA-F]{16})\.txt$")
+#: Characters that show nothing: format (Cf) and control (Cc) characters such as the
+#: zero-width space, joiners, word joiner, soft hyphen, bidi marks and BOM, and the
+#: letters that render blank (Hangul fillers, braille blank).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_BLANK_PRINTABLE = " " + "".join(sorted(_BLANK_LETTERS))
+
+
+def is_blank(line: str) -> bool:
+    """True when ``line`` shows nothing: only white space (NBSP and the other Unicode
+    spaces included), invisible format or control characters, or blank-rendering letters.
+
+    Such a line separates paragraphs, as an empty line does: a separator typed as
+    NBSP + zero-width space + NBSP must not merge two abstracts.
+    """
+    if not line or line.isspace():
+        return True
+    if line.isprintable():
+        # Its only white space can be U+0020, and it has no format or control character
+        # (neither is printable): blank when nothing but spaces and blank letters remain.
+        # (``frozenset.isdisjoint`` of every line cost 7 µs a line of an abstract.)
+        return not line.strip(_BLANK_PRINTABLE)
+    return all(
+        c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cf", "Cc") for c in line
+    )
+
+
+class ListingDecodeError(ValueError):
+    """The file is not valid UTF-8. Carries the byte offset and 1-based line of the fault."""
+
+    def __init__(self, path: str, offset: int, line: int, detail: str) -> None:
+        self.path, self.offset, self.line, self.detail = path, offset, line, detail
+        super().__init__(f"{path}: not valid UTF-8 at byte {offset} (line {line}): {detail}")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The header line of a listing: venue (``NeurIPS``), year (2026), label (``论文列表``)."""
+
+    text: str
+    venue: str
+    year: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One abstract as written: 1-based ``position`` among entries, 1-based first ``line``.
+
+    ``text`` is the paragraph's lines joined with one space; ``line_breaks`` holds the
+    offsets in ``text`` of the spaces that were line breaks (empty for one line).
+    """
+
+    position: int
+    line: int
+    text: str
+    line_breaks: tuple[int, ...] = ()
+    #: What a structured format (Markdown digest, JSON, BibTeX, a feed) says beside the
+    #: abstract; None (or empty) where the format has no such field. ``external_id`` is
+    #: normalised (:func:`paperwatch.ingest.readers.records.external_id`): ``arXiv:2611.01234``,
+    #: ``doi:10.…``, ``openreview:…``.
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    url: str | None = None
+    external_id: str | None = None
+    #: The list number the format gives the record (a digest's ``## [3] Title``), if any.
+    listed_number: int | None = None
+    #: True for a record that has no abstract (a title-only record, a BibTeX entry
+    #: without an ``abstract`` field): ``text`` then holds what identifies the record.
+    no_abstract: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A parsed listing file: its header (or None) and its entries, in file order.
+
+    ``format`` names the reader that made it (``text`` for the blank-line format).
+    """
+
+    header: Header | None
+    entries: list[Entry] = field(default_factory=list)
+    line_count: int = 0
+    format: str = "text"
+
+
+def sequence_number(name: str) -> int | None:
+    """The ``NNN`` of a file named ``NNN_<16 hex>.txt``, or None for other names."""
+    match = _NAME.match(name)
+    return int(match.group("seq")) if match else None
+
+
+def decode_listing(data: bytes, path: str = "<bytes>") -> str:
+    """Decode a listing's bytes as strict UTF-8, dropping a leading byte-order mark.
+
+    Raises:
+        ListingDecodeError: the bytes are not UTF-8 (offset and line of the first bad byte).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ListingDecodeError(path, exc.start, line, exc.reason) from None
+    return text[1:] if text.startswith(_BOM) else text
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` split at every line break of :data:`_LINE_BREAK` (``_LINE_BREAK.split``:
+    a text ending with a break ends with an empty line; ``""`` is one empty line).
+
+    ``str.splitlines`` breaks at the same characters and at three more (the file, group
+    and record separators, ``\\x1c``-``\\x1e``); when the text holds none of those it is
+    used, ten times faster than the regex on a listing file (3 ms against 30 ms for
+    1.4 MB).
+    """
+    if "\x1c" in text or "\x1d" in text or "\x1e" in text:
+        return _LINE_BREAK.split(text)
+    lines = text.splitlines()
+    if not text or text[-1] in _LINE_BREAK_CHARS:
+        lines.append("")
+    return lines
+
+
+def parse_header(line: str) -> Header | None:
+    """Recognise a header line (venue, year, label), or return None for an abstract.
+
+    A header is short (at most 100 characters and 12 words), does not end with a
+    sentence full stop, and holds a year 1900-2099 after the venue.
+    """
+    text = line.strip()
+    if not text or len(text) > _HEADER_MAX_CHARS or len(text.split()) > _HEADER_MAX_WORDS:
+        return None
+    if text.endswith((".", "。")) and not text.endswith("..."):
+        return None
+    match = _HEADER.match(text)
+    if not match:
+        return None
+    venue = match.group("venue").strip(" -–—:,'’#")
+    if not venue:
+        return None
+    return Header(
+        text=text, venue=venue, year=int(match.group("year")), label=match.group("label").strip()
+    )
+
+
+def parse_listing(text: str) -> Listing:
+    """Split decoded listing text into a header and entries.
+
+    Args:
+        text: the whole file as ``str`` (see :func:`decode_listing`).
+
+    Returns:
+        A :class:`Listing`. The header is taken from the first paragraph when that
+        paragraph is a single line that :func:`parse_header` recognises; otherwise
+        the first paragraph is an entry. Entries are numbered from 1; ``line`` is
+        the 1-based line of the entry's first line (after CRLF/CR are normalised
+        to LF). An empty file gives no header and no entries.
+    """
+    if text.startswith(_BOM):
+        text = text[1:]
+    lines = split_lines(text)
+    paragraphs: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    start = 0
+    for number, raw in enumerate(lines, start=1):
+        stripped = "" if is_blank(raw) else raw.strip()
+        if stripped:
+            if not current:
+                start = number
+            current.append(stripped)
+        elif current:
+            paragraphs.append((start, current))
+            current = []
+    if current:
+        paragraphs.append((start, current))
+
+    header: Header | None = None
+    if paragraphs and len(paragraphs[0][1]) == 1:
+        header = parse_header(paragraphs[0][1][0])
+        if header is not None:
+            paragraphs = paragraphs[1:]
+    elif paragraphs and len(paragraphs[0][1]) > 1:
+        # A header directly followed by an abstract without a blank line between.
+        # Stricter: the venue must be capitalised words ("ICML", "ACL Findings").
+        candidate = parse_header(paragraphs[0][1][0])
+        if candidate is not None and _VENUE_WORDS.match(candidate.venue):
+            header = candidate
+            first_start, first_lines = paragraphs[0]
+            paragraphs[0] = (first_start + 1, first_lines[1:])
+
+    entries = [
+        Entry(position=i, line=start, text=" ".join(chunk), line_breaks=_line_breaks(chunk))
+        for i, (start, chunk) in enumerate(paragraphs, start=1)
+    ]
+    line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
+    return Listing(header=header, entries=entries, line_count=line_count)
+
+
+def _line_breaks(lines: list[str]) -> tuple[int, ...]:
+    """Offsets, in ``" ".join(lines)``, of the spaces that join ``lines``."""
+    if len(lines) == 1:
+        return ()
+    offsets, offset = [], -1
+    for line in lines[:-1]:
+        offset += len(line) + 1
+        offsets.append(offset)
+    return tuple(offsets)

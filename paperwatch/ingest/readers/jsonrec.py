@@ -1,0 +1,262 @@
+"""JSON and JSON Lines exports of paper records (OpenReview, Semantic Scholar, scrapers).
+
+The syntax is the standard library's ``json``; this module maps a record's fields:
+
+- abstract: ``abstract``, ``summary``, ``paper_abstract``, ``abstract_text``, ``abs``;
+- title: ``title``, ``paper_title``; authors: ``authors``, ``author`` (names, or objects
+  with ``name``); URL: ``url``, ``link``, ``pdf_url``, ``abs_url``, ``paper_url``, ``pdf``;
+- external id: ``arxiv_id``/``arxiv``/``eprint``, ``doi``, an OpenReview note's ``forum``
+  or ``id``, else what the URL names (:func:`paperwatch.ingest.readers.records.external_id`);
+- venue and year (the listing's header) when every record names the same.
+
+OpenReview's API v2 wraps each field as ``{"value": …}`` under ``content``: both are
+unwrapped. A JSON file is an array of records, an object holding one (``papers``,
+``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``: the first such key
+holding a list), or one record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from paperwatch.ingest.parse import Entry, Header, Listing, decode_listing, parse_header
+from paperwatch.ingest.readers import ReaderError
+from paperwatch.ingest.readers.records import (
+    LineIndex,
+    author_names,
+    external_id,
+    first_url,
+    one_line,
+    record_entry,
+)
+
+_ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs")
+_TITLE_KEYS = ("title", "paper_title")
+_AUTHOR_KEYS = ("authors", "author", "authors_list")
+_URL_KEYS = ("url", "link", "abs_url", "paper_url", "html_url", "pdf_url", "pdf")
+_LIST_KEYS = ("papers", "notes", "entries", "records", "items", "results", "data")
+#: A Python program's print of a dict or list of dicts: ``{'title': …`` (single quotes).
+_PYTHON_LITERAL = re.compile(r"\A\s*\[?\s*\{\s*'[^'\n]{1,60}'\s*:|\A\s*\[?\s*\{\s*\}")
+
+
+def read(data: bytes, name: str, lines: bool | None = None) -> Listing:
+    """Read JSON (``lines=False``) or JSON Lines (``lines=True``; None: by ``name``'s
+    extension ``.jsonl``/``.ndjson``) bytes; see :func:`read_text`.
+
+    Raises:
+        paperwatch.ingest.parse.ListingDecodeError: not UTF-8.
+        ReaderError: not valid JSON / JSON Lines, or not records.
+    """
+    if lines is None:
+        lines = name.lower().endswith((".jsonl", ".ndjson"))
+    return read_text(decode_listing(data, name), name, lines=lines)
+
+
+def _python_literal(line: str) -> bool:
+    return _PYTHON_LITERAL.match(line) is not None
+
+
+_PYTHON_DETAIL = (
+    "a Python literal (a dict printed with single quotes), not JSON: "
+    "write the records with json.dumps"
+)
+
+
+#: Nesting (arrays and objects inside each other) reported as too deep. Python's ``json``
+#: recurses once per level and gives up near ``sys.getrecursionlimit()`` (1,000); a
+#: paper record is nested a few levels deep (OpenReview's ``content.title.value``: 3).
+MAX_NESTING = 500
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(fmt: str, text: str, first_line: int) -> ReaderError:
+    """The error of JSON ``text`` (starting at line ``first_line``) that ``json`` could not
+    read because it is nested too deep: the line where it passes :data:`MAX_NESTING`."""
+    depth, deepest = 0, 0
+    for match in _NESTING_TOKEN.finditer(text):
+        token = match.group(0)
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                line = first_line + text.count("\n", 0, match.start())
+                return ReaderError(
+                    fmt,
+                    line,
+                    f"arrays or objects nested more than {MAX_NESTING} levels deep "
+                    f"(column {match.start() - text.rfind(chr(10), 0, match.start())}): "
+                    "not a file of paper records",
+                )
+        elif token in "]}":
+            depth -= 1
+    return ReaderError(
+        fmt, first_line, f"arrays or objects nested too deep to read ({deepest} levels)"
+    )
+
+
+_LONG_NUMBER = re.compile(r"\d{4300,}")
+
+
+def _number_too_long(fmt: str, text: str, first_line: int, exc: ValueError) -> ReaderError:
+    """The error of JSON ``text`` holding an integer longer than Python converts
+    (``sys.get_int_max_str_digits()``, 4,300 digits): the line where it starts."""
+    found = _LONG_NUMBER.search(text)
+    line = first_line + (text.count("\n", 0, found.start()) if found else 0)
+    return ReaderError(fmt, line, f"a number too long to read: {exc}")
+
+
+def _syntax_error(fmt: str, text: str, exc: json.JSONDecodeError, line: int) -> ReaderError:
+    """The error of a JSON document or line ``text`` that did not parse, at ``line``."""
+    if _python_literal(text):
+        return ReaderError(fmt, line, _PYTHON_DETAIL)
+    return ReaderError(fmt, line, f"{exc.msg} (column {exc.colno})")
+
+
+def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
+    """The records of JSON or JSON Lines ``text`` as entries, in file order.
+
+    Every record becomes an entry (a record without an abstract too: it is quarantined
+    as "no abstract"); ``line`` is the 1-based line where the record starts.
+
+    Raises:
+        ReaderError: a syntax error (line and column; a line written as a Python literal
+            says so), arrays or objects nested more than :data:`MAX_NESTING` levels deep
+            (the line where), or a value that is not a record (an object).
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    fmt = "jsonl" if lines else "json"
+    records: list[tuple[int, Any]] = []
+    if lines:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _syntax_error(fmt, line, exc, number) from None
+            except RecursionError:
+                raise _too_deep(fmt, line, number) from None
+            except ValueError as exc:  # an integer of more than 4,300 digits
+                raise _number_too_long(fmt, line, number, exc) from None
+            records.append((number, value))
+    else:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _syntax_error(fmt, text, exc, exc.lineno) from None
+        except RecursionError:
+            raise _too_deep(fmt, text, 1) from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise _number_too_long(fmt, text, 1, exc) from None
+        records = _records_with_lines(text, value)
+    entries: list[Entry] = []
+    venues: set[str] = set()
+    for number, record in records:
+        if not isinstance(record, dict):
+            raise ReaderError(
+                fmt, number, f"a JSON {type(record).__name__}, not a record (an object)"
+            )
+        entry, venue = _entry(len(entries) + 1, number, record)
+        entries.append(entry)
+        venues.add(venue or "")
+    header = _header(venues.pop()) if len(venues) == 1 else None
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return Listing(header=header, entries=entries, line_count=line_count, format=fmt)
+
+
+def _header(venue: str) -> Header | None:
+    return parse_header(venue) if venue else None
+
+
+def _records_with_lines(text: str, value: Any) -> list[tuple[int, Any]]:
+    """The records of a parsed JSON document with the line each starts at."""
+    index = LineIndex(text)
+    if isinstance(value, dict):
+        for key in _LIST_KEYS:
+            held = value.get(key)
+            if isinstance(held, list):
+                match = re.search(r'"' + re.escape(key) + r'"\s*:\s*\[', text)
+                start = match.end() - 1 if match else -1
+                return _array_lines(text, held, start, index)
+        return [(index.line(text.find("{")), value)]
+    if isinstance(value, list):
+        return _array_lines(text, value, text.find("["), index)
+    raise ReaderError("json", 1, f"a JSON {type(value).__name__}, not records")
+
+
+def _array_lines(
+    text: str, items: list[Any], start: int, index: LineIndex
+) -> list[tuple[int, Any]]:
+    """Each item of the array that starts at offset ``start`` with the line it starts at
+    (found by decoding the array item by item; line 1 for all when ``start`` is unknown)."""
+    if start < 0:
+        return [(1, item) for item in items]
+    decoder = json.JSONDecoder()
+    offsets: list[int] = []
+    position = start + 1
+    whitespace = re.compile(r"[\s,]*")
+    for _ in items:
+        position = whitespace.match(text, position).end()  # type: ignore[union-attr]
+        offsets.append(position)
+        try:
+            _, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            return [(1, item) for item in items]
+    return [(index.line(o), item) for o, item in zip(offsets, items, strict=True)]
+
+
+def _unwrap(value: Any) -> Any:
+    """OpenReview API v2 writes a field as ``{"value": …}``."""
+    if isinstance(value, dict) and "value" in value:
+        return value["value"]
+    return value
+
+
+def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    held = record.get("content")
+    content: dict[str, Any] = held if isinstance(held, dict) else {}
+    for source in (record, content):
+        for key in keys:
+            if key in source:
+                value = _unwrap(source[key])
+                if value not in (None, "", []):
+                    return value
+    return None
+
+
+def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str | None]:
+    abstract = _field(record, _ABSTRACT_KEYS)
+    title = _field(record, _TITLE_KEYS)
+    url = first_url(one_line(_field(record, _URL_KEYS)))
+    is_openreview = "forum" in record or "invitation" in record or "invitations" in record
+    forum = record.get("forum") or (record.get("id") if is_openreview else None)
+    if url is None and forum:
+        url = f"https://openreview.net/forum?id={forum}"
+    plain_id = one_line(record.get("id"))
+    ext = external_id(
+        arxiv=one_line(_field(record, ("arxiv_id", "arxiv", "eprint", "arxivId"))),
+        doi_value=one_line(_field(record, ("doi", "DOI"))),
+        openreview=str(forum) if forum else None,
+        urls=[url, plain_id],
+    )
+    if ext is None and plain_id:
+        ext = external_id(arxiv=plain_id, doi_value=plain_id)
+    venue = one_line(_field(record, ("venue", "conference", "booktitle")))
+    year = one_line(_field(record, ("year",)))
+    if venue and year and year not in venue:
+        venue = f"{venue} {year}"
+    return (
+        record_entry(
+            position,
+            line,
+            str(abstract) if abstract is not None else None,
+            title=str(title) if title is not None else None,
+            authors=author_names(_field(record, _AUTHOR_KEYS)),
+            url=url,
+            ext_id=ext,
+        ),
+        venue,
+    )

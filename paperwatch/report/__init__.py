@@ -1,0 +1,1 @@
+"""The weekly report: render HTML and text, build and send the mail."""
