@@ -19,15 +19,15 @@ from collections.abc import Callable
 
 from aiosmtpd.controller import Controller
 
-from paperwatch.report.mail import (
+from paperwatch.report.message import (
     Attachment,
-    SmtpMailer,
     build_message,
     check_email_safety,
     inline_css,
     message_bytes,
     subject_for,
 )
+from paperwatch.report.smtp import SmtpMailer
 from paperwatch.settings import SmtpSettings
 
 ABSTRACT = (

@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from paperwatch import db  # noqa: E402
-from paperwatch.report.mail import message_bytes  # noqa: E402
-from paperwatch.report.render import collect_report, render_report, report_message  # noqa: E402
+from paperwatch.db.report_data import collect_report  # noqa: E402
+from paperwatch.report.message import message_bytes, report_message  # noqa: E402
+from paperwatch.report.render import render_report  # noqa: E402
 from paperwatch.settings import Settings  # noqa: E402
 from tests.test_report_render import fill_synthetic_week  # noqa: E402
 

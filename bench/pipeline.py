@@ -86,9 +86,10 @@ from paperwatch.db.load import (  # noqa: E402
     record_ignored,
     start_run,
 )
+from paperwatch.db.report_data import collect_report  # noqa: E402
 from paperwatch.db.trends import update_paper_terms  # noqa: E402
 from paperwatch.ingest.files import scan_folder, select_changed  # noqa: E402
-from paperwatch.report.render import collect_report, render_report  # noqa: E402
+from paperwatch.report.render import render_report  # noqa: E402
 from paperwatch.settings import Settings, load_settings  # noqa: E402
 
 # --- measuring -----------------------------------------------------------------

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.corpus import _MAX_WORDS, _abstract, _chain, learn  # noqa: E402
 from paperwatch import db  # noqa: E402
-from paperwatch.analysis.related import related_earlier_papers, store_related_papers  # noqa: E402
 from paperwatch.clock import iso_week  # noqa: E402
+from paperwatch.db.related import related_earlier_papers, store_related_papers  # noqa: E402
 from paperwatch.db.trends import update_paper_terms  # noqa: E402
 from paperwatch.ingest.clean import clean_abstract  # noqa: E402
 

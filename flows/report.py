@@ -1,6 +1,6 @@
 """The ``weekly-report`` flow: render the report of an ISO week into the report folder.
 
-Tasks wire :mod:`paperwatch.report.render`; the rendering itself is a pure function.
+Tasks wire :mod:`paperwatch.db.report_data` and :mod:`paperwatch.report.render`; the rendering itself is a pure function.
 With ``send=True`` the flow also e-mails the report (task ``send-report``, after
 retrying earlier weeks whose send failed); with ``dry_run=True`` it writes the
 message to ``<report_dir>/<week>.eml`` instead (docs/email.md).
@@ -21,31 +21,14 @@ from prefect.runtime import task_run as prefect_task_run
 from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
+from paperwatch.db.report_data import collect_week, topic_matches, write_and_record
+from paperwatch.db.sends import AlreadySentError, SendOutcome, pending_unsent_weeks, send_report
 from paperwatch.db.writer_lock import holds_writer_lock
 from paperwatch.report.artifacts import REPORT_ARTIFACT_KEY, report_markdown
-from paperwatch.report.mail import (
-    AlreadySentError,
-    EmlFolderMailer,
-    MailDeliveryError,
-    Mailer,
-    SendOutcome,
-    SmtpMailer,
-    configured_addresses,
-    configured_readers,
-    pending_unsent_weeks,
-    resolve_smtp_password,
-    send_report,
-)
-from paperwatch.report.render import (
-    RenderedReport,
-    ReportData,
-    collect_week,
-    for_reader,
-    render_report,
-    report_message,
-    topic_matches,
-    write_and_record,
-)
+from paperwatch.report.message import configured_addresses, configured_readers, report_message
+from paperwatch.report.render import RenderedReport, ReportData, for_reader, render_report
+from paperwatch.report.smtp import EmlFolderMailer, MailDeliveryError, Mailer, SmtpMailer
+from paperwatch.secrets import resolve_smtp_password
 from paperwatch.settings import Settings, load_settings
 
 
@@ -168,12 +151,12 @@ def weekly_report(
         Where the report went; ``email`` is the send (or dry run) of the week.
 
     Raises:
-        paperwatch.report.mail.MailSettingsError: ``send``/``dry_run`` without recipients or
+        paperwatch.report.message.MailSettingsError: ``send``/``dry_run`` without recipients or
             with a bad sender, before anything is rendered.
-        paperwatch.report.mail.AlreadySentError: the week was sent to everyone (every reader
+        paperwatch.db.sends.AlreadySentError: the week was sent to everyone (every reader
             and the plain recipients) and ``resend`` is false; when only some were sent
             before, the others are sent and those listed in ``already_sent``.
-        paperwatch.report.mail.MailDeliveryError: the week's send failed after the retries
+        paperwatch.report.smtp.MailDeliveryError: the week's send failed after the retries
             (recorded as ``failed``; the next run with ``send`` tries it again).
     """
     settings = load_settings(database=database, report_dir=report_dir)

@@ -20,8 +20,8 @@ import typer
 from paperwatch.allocator import keep_freed_memory
 
 if TYPE_CHECKING:
+    from paperwatch.db.report_data import WrittenReport
     from paperwatch.prefect_server import TemporaryServer
-    from paperwatch.report.render import WrittenReport
 
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -716,7 +716,7 @@ class _HoldErrors(logging.Filter):
         tracebacks, a run's "Finished in state Failed/Crashed", a failed send attempt."""
         if record.levelno >= logging.ERROR or record.exc_info:
             return True
-        if record.name == "paperwatch.report.mail" and record.levelno >= logging.WARNING:
+        if record.name == "paperwatch.report.smtp" and record.levelno >= logging.WARNING:
             return True
         message = record.getMessage()
         return message.startswith("Finished in state") and not message.startswith(
@@ -856,14 +856,15 @@ def _run_report(
     import duckdb
 
     from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db.sends import AlreadySentError
     from paperwatch.db.writer_lock import WriterLockTimeout
-    from paperwatch.report.mail import AlreadySentError, MailDeliveryError
+    from paperwatch.report.smtp import MailDeliveryError
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
     _preflight(settings, as_of=as_of, week=week, database_exists=True)
     if send or dry_run or resend:  # mail settings are checked before any flow starts
-        from paperwatch.report.mail import MailSettingsError, configured_addresses
+        from paperwatch.report.message import MailSettingsError, configured_addresses
 
         try:
             configured_addresses(settings.smtp)
@@ -927,8 +928,8 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
 
     from paperwatch.clock import iso_week, now_utc, parse_as_of
     from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db.report_data import write_week_report
     from paperwatch.db.writer_lock import WriterLockTimeout, writer_lock
-    from paperwatch.report.render import write_week_report
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)

@@ -207,7 +207,8 @@ def test_report_shows_titles_and_lists_no_abstract_once_per_file(
     ingested: tuple[Path, Path, object],
 ) -> None:
     from paperwatch import db
-    from paperwatch.report.render import collect_report, render_report
+    from paperwatch.db.report_data import collect_report
+    from paperwatch.report.render import render_report
     from paperwatch.settings import Settings
 
     _, database, _ = ingested

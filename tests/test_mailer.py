@@ -27,25 +27,21 @@ from cryptography.x509.oid import NameOID
 from pydantic import SecretStr
 
 from paperwatch.db import apply_schema, query
-from paperwatch.report.mail import (
-    AlreadySentError,
+from paperwatch.db.sends import AlreadySentError, pending_unsent_weeks, send_report
+from paperwatch.report.message import (
     Attachment,
-    EmlFolderMailer,
     HeaderInjectionError,
-    MailDeliveryError,
-    SmtpMailer,
     UnsafeHtmlError,
     build_message,
     html_sha256,
     inline_css,
     message_bytes,
-    pending_unsent_weeks,
-    resolve_smtp_password,
-    send_report,
     subject_for,
     validate_address,
     validate_header_value,
 )
+from paperwatch.report.smtp import EmlFolderMailer, MailDeliveryError, SmtpMailer
+from paperwatch.secrets import resolve_smtp_password
 from paperwatch.settings import Settings, SmtpSettings
 
 from .conftest import Server, free_port, tree

@@ -13,8 +13,9 @@ import duckdb
 import pytest
 
 from paperwatch import db
-from paperwatch.analysis.related import MIN_SIMILARITY, related_earlier_papers
-from paperwatch.report.render import collect_report, render_report
+from paperwatch.db.related import MIN_SIMILARITY, related_earlier_papers
+from paperwatch.db.report_data import collect_report
+from paperwatch.report.render import render_report
 from paperwatch.settings import Settings
 
 from .report_weeks import EARLIER_ABSTRACTS, build

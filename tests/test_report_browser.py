@@ -17,15 +17,13 @@ import pytest
 from PIL import Image, ImageStat
 
 from paperwatch import db
-from paperwatch.report.render import (
+from paperwatch.db.report_data import (
     collect_archive,
     collect_report,
-    for_reader,
     record_rendered,
-    render_archive,
-    render_report,
     topic_matches,
 )
+from paperwatch.report.render import for_reader, render_archive, render_report
 from paperwatch.settings import Reader, Settings
 
 from .chromium import Chromium, Shot

@@ -22,12 +22,9 @@ from typer.testing import CliRunner
 from flows.report import _retry_transient as retry_transient
 from flows.report import is_transient_failure, weekly_report
 from paperwatch.cli import app
-from paperwatch.report.mail import (
-    AlreadySentError,
-    HeaderInjectionError,
-    MailDeliveryError,
-    MailSettingsError,
-)
+from paperwatch.db.sends import AlreadySentError
+from paperwatch.report.message import HeaderInjectionError, MailSettingsError
+from paperwatch.report.smtp import MailDeliveryError
 
 from .conftest import SEEDS_WEEK, Server, free_port, tree
 

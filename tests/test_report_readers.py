@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from flows.report import weekly_report
 from paperwatch.cli import app
-from paperwatch.report.mail import AlreadySentError
+from paperwatch.db.sends import AlreadySentError
 
 from .conftest import SEEDS_WEEK, Server
 from .test_report_email import SENT_AT, configure_smtp

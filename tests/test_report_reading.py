@@ -10,15 +10,14 @@ from pathlib import Path
 import pytest
 
 from paperwatch import db
+from paperwatch.db.report_data import collect_report, topic_matches
 from paperwatch.report.email_safety import check_email_safety
 from paperwatch.report.render import (
     ReportData,
-    collect_report,
     for_reader,
     render_archive,
     render_report,
     source_label,
-    topic_matches,
     topic_patterns,
 )
 from paperwatch.settings import Reader, Settings, SmtpSettings

@@ -14,18 +14,12 @@ from typing import Any
 import pytest
 
 from paperwatch import db
+from paperwatch.db.report_data import collect_report
+from paperwatch.report.budget import MAX_LISTED, largest_fitting
 from paperwatch.report.email_safety import MAX_HTML_BYTES, check_email_safety
-from paperwatch.report.mail import HeaderInjectionError, message_bytes
-from paperwatch.report.render import (
-    MAX_LISTED,
-    RenderedReport,
-    ReportData,
-    collect_report,
-    largest_fitting,
-    new_papers_csv,
-    render_report,
-    report_message,
-)
+from paperwatch.report.message import HeaderInjectionError, message_bytes, report_message
+from paperwatch.report.papers_csv import new_papers_csv
+from paperwatch.report.render import RenderedReport, ReportData, render_report
 from paperwatch.settings import Settings
 
 from .conftest import SEEDS_WEEK

@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 
 from paperwatch import db
-from paperwatch.report.render import collect_report, render_report
+from paperwatch.db.report_data import collect_report
+from paperwatch.report.render import render_report
 from paperwatch.settings import Settings
 
 from .chromium import Chromium

@@ -6,7 +6,7 @@ and a message that pulls remote resources leaks that it was opened (and looks
 like spam). The report must therefore carry its CSS inline, load nothing from
 the network, run no script and stay small. :func:`check_email_safety` lists
 every way a document breaks those rules; the tests run it on every rendered
-report, and :func:`paperwatch.report.mail.build_message` refuses HTML it objects to.
+report, and :func:`paperwatch.report.message.build_message` refuses HTML it objects to.
 
 Sources of the rules: Gmail's supported CSS and clipping
 (https://developers.google.com/gmail/design/css, "messages larger than 102KB

@@ -1,57 +1,36 @@
-"""The weekly report: gather the week's data from DuckDB, render HTML and plain text.
+"""Render the weekly report from collected data: HTML (CSS inlined) and plain text.
 
-:func:`collect_report` reads (queries in ``sql/queries/report_*.sql``);
-:func:`render_report` is pure (templates in ``reports/templates/``, autoescaped
-HTML with CSS inlined for mail clients, and a plain-text alternative). The same
-data renders to the same bytes: nothing in the body depends on the time of
-rendering.
-
-The report written to disk is the one that is e-mailed (docs/email.md, "Long
-weeks"): lists are cut at :data:`MAX_LISTED` rows and, if still needed, to fit
-:data:`HTML_BUDGET_BYTES`, with "and N more"; every new paper of the week is in
-the CSV file :func:`new_papers_csv` makes, attached to the message and written
-beside the report.
+:func:`render_report` is pure: templates in ``reports/templates/``, autoescaped HTML with
+CSS inlined for mail clients, and a plain-text alternative; the same data renders to the
+same bytes. The data comes from :func:`paperwatch.db.report_data.collect_report`. Lists
+are cut to fit the e-mail budget (:mod:`paperwatch.report.budget`) with "and N more";
+every new paper is in the CSV (:mod:`paperwatch.report.papers_csv`).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
-import io
 import re
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import parseaddr
+from datetime import UTC
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import jinja2
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
-from paperwatch import __version__, db
-from paperwatch.analysis.related import related_earlier_papers, store_related_papers
-from paperwatch.clock import now_utc, parse_week, week_days
-from paperwatch.db.trends import trending_terms_for_week
-from paperwatch.report.email_safety import MAX_HTML_BYTES
-from paperwatch.report.mail import Attachment, build_message, inline_css, subject_for
+from paperwatch import __version__
+from paperwatch.clock import week_days
+from paperwatch.report.budget import HTML_BUDGET_BYTES, MAX_LISTED, fit_rows
+from paperwatch.report.message import inline_css, subject_for
+from paperwatch.report.papers_csv import csv_name, new_papers_csv
 from paperwatch.resources import resource_dir
-from paperwatch.settings import Reader, Settings
-
-#: Rows listed per list (new papers, repeated papers) before "and N more". The rest are
-#: in the attached CSV and in the database.
-MAX_LISTED = 100
-
-#: Largest HTML (UTF-8 bytes, after CSS inlining) :func:`render_report` produces when it
-#: can by listing fewer rows. 10 % under :data:`~paperwatch.report.email_safety.MAX_HTML_BYTES`
-#: (Gmail clips at about 102 KB), a margin for the CRLF line ends the part travels with.
-HTML_BUDGET_BYTES = 90_000
+from paperwatch.settings import Reader
 
 #: First sentences longer than this (characters) are cut with "…" in the report; the CSV
 #: has them whole.
@@ -64,20 +43,6 @@ MAX_FOR_YOU = 20
 
 #: File name of the archive page in the report folder.
 ARCHIVE_NAME = "index.html"
-
-#: Columns of the new-papers CSV, in order.
-NEW_PAPERS_CSV_COLUMNS = (
-    "paper_id",
-    "method_name",
-    "first_sentence",
-    "code_urls",
-    "source_file",
-    "position",
-    "title",
-    "authors",
-    "url",
-    "external_id",
-)
 
 
 @dataclass(slots=True)
@@ -114,9 +79,9 @@ class RenderedReport:
 
     Attributes:
         week: ISO week ``YYYY-Www``.
-        html: the HTML document, CSS inlined (:func:`paperwatch.report.mail.inline_css`).
+        html: the HTML document, CSS inlined (:func:`paperwatch.report.message.inline_css`).
         text: the plain-text alternative.
-        subject: the e-mail subject (:func:`paperwatch.report.mail.subject_for`).
+        subject: the e-mail subject (:func:`paperwatch.report.message.subject_for`).
         csv: every new paper of the week (:func:`new_papers_csv`), UTF-8 bytes.
         listed: rows shown per list (the rest are "and N more").
     """
@@ -131,71 +96,6 @@ class RenderedReport:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.html.encode("utf-8")).hexdigest()
-
-
-def collect_report(
-    con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
-) -> ReportData:
-    """Read the data of ``week`` from the database.
-
-    Args:
-        con: a connection; read-write when ``persist`` (the week's trending terms are
-            then stored in ``trending_terms`` and its related earlier papers in
-            ``related_papers``, :mod:`paperwatch.analysis.related`); read-only computes both
-            without storing them.
-        week: ISO week ``YYYY-Www``.
-        settings: the time zone the weeks were computed in, and the trending settings.
-
-    Raises:
-        ValueError: ``week`` is not a valid ISO week.
-    """
-    parse_week(week)
-    monday, sunday = week_days(week)
-    figures = db.query(con, "report_figures", week=week)[0]
-    if persist:
-        store_related_papers(con, week, related_earlier_papers(con, week), now_utc())
-        shown = db.query(con, "report_related", week=week)
-    else:
-        shown = _related_rows(con, week)
-    related: dict[str, list[dict[str, Any]]] = {}
-    for row in shown:
-        related.setdefault(row["paper_id"], []).append(row)
-    return ReportData(
-        week=week,
-        monday=monday.isoformat(),
-        sunday=sunday.isoformat(),
-        timezone=settings.timezone,
-        figures=figures,
-        new_papers=db.query(con, "report_new_papers", week=week),
-        duplicates=db.query(con, "report_duplicates", week=week),
-        revisions=db.query(con, "report_revisions", week=week),
-        quality={
-            "suites": db.query(con, "report_data_quality", week=week),
-            "quarantined": db.query(con, "report_quarantine", week=week),
-            "warnings": db.query(con, "report_warnings", week=week),
-        },
-        sections={"trending": trending_terms_for_week(con, week, settings, persist=persist)},
-        near_threshold=settings.dedup.threshold,
-        related=related,
-    )
-
-
-def _related_rows(con: duckdb.DuckDBPyConnection, week: str) -> list[dict[str, Any]]:
-    """Related papers computed now, without storing them (a read-only connection)."""
-    rows = related_earlier_papers(con, week)
-    if not rows:
-        return []
-    ids = sorted({r["related_id"] for r in rows})
-    shown = {r["paper_id"]: r for r in db.query(con, "papers_by_id", ids=ids)}
-    return [
-        {
-            **r,
-            "method_name": shown[r["related_id"]]["method_name"],
-            "first_sentence": shown[r["related_id"]]["first_sentence"],
-            "week": shown[r["related_id"]]["week"],
-        }
-        for r in rows
-    ]
 
 
 def topic_patterns(topics: Sequence[str]) -> list[str]:
@@ -218,37 +118,13 @@ def topic_patterns(topics: Sequence[str]) -> list[str]:
     return patterns
 
 
-def topic_matches(
-    con: duckdb.DuckDBPyConnection, week: str, topics: Sequence[str]
-) -> list[dict[str, Any]]:
-    """The papers of ``week`` that match ``topics`` (``sql/queries/report_topic_matches.sql``).
-
-    A topic matches a paper when it is one of the paper's extracted terms (any case) or
-    appears in its abstract as whole words. Score: 2 per topic among its terms plus 1 per
-    occurrence in the text.
-
-    Returns:
-        Rows ``{"paper_id", "topics": [matched topics, sorted], "score": int > 0}``, best
-        first; empty without topics.
-    """
-    if not topics:
-        return []
-    return db.query(
-        con,
-        "report_topic_matches",
-        week=week,
-        topics=list(topics),
-        patterns=topic_patterns(topics),
-    )
-
-
 def for_reader(
     data: ReportData, reader: Reader, matches: Sequence[Mapping[str, Any]]
 ) -> ReportData:
     """A copy of ``data`` whose report starts with ``reader``'s "For you" section.
 
     Args:
-        data: the week's report data (:func:`collect_report`).
+        data: the week's report data (:func:`paperwatch.db.report_data.collect_report`).
         reader: the reader (address and topics).
         matches: :func:`topic_matches` of the reader's topics for ``data.week``.
 
@@ -385,55 +261,6 @@ def _word_diff(old: str, new: str) -> list[tuple[str, str]]:
     return word_diff(old, new)
 
 
-def csv_name(week: str) -> str:
-    """File name of the week's new-papers CSV: ``<week>-new-papers.csv``."""
-    return f"{week}-new-papers.csv"
-
-
-#: First characters that make a spreadsheet evaluate a cell (OWASP "CSV injection").
-_FORMULA_STARTS = frozenset(("=", "+", "-", "@", "\t", "\r"))
-
-
-def _csv_cell(value: object) -> str:
-    if value is None:
-        return ""
-    if type(value) is str:  # most cells: no conversion (the CSV of a 10k week has 98,000)
-        text = value
-    elif isinstance(value, list | tuple):
-        text = " ".join(str(v) for v in value)
-    else:
-        text = str(value)
-    # A cell starting like a formula runs as one in spreadsheets (OWASP "CSV injection").
-    return "'" + text if text[:1] in _FORMULA_STARTS else text
-
-
-def new_papers_csv(papers: Sequence[Mapping[str, Any]]) -> bytes:
-    """The week's new papers as a CSV file.
-
-    Args:
-        papers: rows with at least the keys of :data:`NEW_PAPERS_CSV_COLUMNS`
-            (``code_urls`` a list of strings), as :func:`collect_report` returns them.
-
-    Returns:
-        RFC 4180 CSV (CRLF line ends, fields quoted when needed), UTF-8 with a byte-order
-        mark so that spreadsheet programs read accents and typographic quotes right. A
-        header row, then one row per paper in the given order; ``code_urls`` joined with
-        a space; a value starting with ``=``, ``+``, ``-``, ``@``, TAB or CR is prefixed
-        with ``'`` so that no spreadsheet evaluates it (OWASP, "CSV Injection").
-    """
-    # Encoded as written: a week of 500,000 papers would otherwise hold the text twice more.
-    buffer = io.BytesIO()
-    out = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="", write_through=True)
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(NEW_PAPERS_CSV_COLUMNS)
-    cell, columns = _csv_cell, NEW_PAPERS_CSV_COLUMNS
-    writer.writerows([cell(paper.get(column)) for column in columns] for paper in papers)
-    out.flush()
-    data = buffer.getvalue()
-    out.close()
-    return data
-
-
 def url_label(url: str, limit: int = 60) -> str:
     """Link text for ``url``: without ``http(s)://`` and a trailing slash, cut at ``limit``
     characters with "…" (``https://github.com/a/b/`` → ``github.com/a/b``)."""
@@ -460,7 +287,7 @@ def safe_url(url: object) -> str | None:
 
 
 def report_subject(data: ReportData) -> str:
-    """The e-mail subject of ``data``'s week (see :func:`paperwatch.report.mail.subject_for`).
+    """The e-mail subject of ``data``'s week (see :func:`paperwatch.report.message.subject_for`).
 
     Duplicates are the exact ones plus, when the near-duplicate section is present,
     ``figures["near_duplicates"]``.
@@ -495,71 +322,6 @@ def _context(data: ReportData, listed: int) -> dict[str, Any]:
     }
 
 
-def largest_fitting(
-    size_of: Callable[[int], int], high: int, budget: int, *, high_size: int | None = None
-) -> int:
-    """The largest row count in ``[0, high)`` whose size is at most ``budget``.
-
-    Interpolation search (Perl, Itai & Avni 1978, "Interpolation search—a log log N
-    search", CACM 21(7):550-553) on a size that does not decrease with the rows shown: the
-    next guess is where the line through the two nearest measured sizes meets the budget,
-    kept strictly inside the bracket, and its neighbour measured too (the line is often
-    one row off); a step that does not halve the bracket is followed by a bisection, so
-    the worst case is three measurements per halving. With sizes close to linear in the
-    rows (the report's lists) it measures 2-3 sizes besides ``size_of(0)``. For any
-    non-decreasing size it gives the same answer as a binary search.
-
-    Args:
-        size_of: rows → size (bytes; any int unit), non-decreasing in rows.
-        high: rows known not to fit (> 0): the answer is below it.
-        budget: the size allowed.
-        high_size: ``size_of(high)`` when already measured (> ``budget``); else it is
-            measured.
-
-    Returns:
-        The largest ``rows`` in ``[0, high)`` with ``size_of(rows) <= budget``; 0 when even
-        0 rows do not fit (check ``size_of(0)`` then: 0 is returned either way).
-
-    Raises:
-        ValueError: ``high`` < 1, or ``size_of(high)`` fits the budget.
-    """
-    if high < 1:
-        raise ValueError(f"high must be at least 1, got {high}")
-    top = size_of(high) if high_size is None else high_size
-    if top <= budget:
-        raise ValueError(f"{high} rows fit the budget ({top} <= {budget}): nothing to search")
-    low, low_size = 0, size_of(0)
-    if low_size > budget:
-        return 0
-    # Invariant: size_of(low) <= budget < size_of(high).
-    bisect = False
-    while high - low > 1:
-        width = high - low
-        if bisect:  # the last guess did not halve the bracket: halve it
-            guess = (low + high) // 2
-        else:
-            guess = low + (budget - low_size) * width // max(top - low_size, 1)
-            guess = min(max(guess, low + 1), high - 1)
-        size = size_of(guess)
-        if size <= budget:
-            low, low_size = guess, size
-            # The line's guess is often the answer or one short of it: measure the next.
-            if not bisect and guess + 1 < high:
-                after = size_of(guess + 1)
-                if after > budget:
-                    return guess
-                low, low_size = guess + 1, after
-        else:
-            high, top = guess, size
-            if not bisect and guess - 1 > low:
-                before = size_of(guess - 1)
-                if before <= budget:
-                    return guess - 1
-                high, top = guess - 1, before
-        bisect = high - low > width // 2
-    return low
-
-
 def render_report(
     data: ReportData,
     *,
@@ -568,26 +330,23 @@ def render_report(
 ) -> RenderedReport:
     """Render ``data`` with ``report.html.j2`` (CSS then inlined) and ``report.txt.j2``.
 
-    Everything from the listings is escaped by Jinja2's autoescape; links are only
-    http(s), other code URLs are shown as text. Each list shows at most ``max_listed``
-    rows and, when the inlined HTML would still exceed ``budget_bytes``, the largest
-    number of rows that fits (:func:`largest_fitting`: the size grows with the rows shown,
-    so the sizes measured give the next guess; about 4 renderings instead of the 9 of a
-    binary search over 100 rows, with the same result), then "and N more". The plain-text part lists the same rows, so both parts name the same
-    papers. First sentences are cut at :data:`MAX_SENTENCE_CHARS` characters.
+    Text from the listings is autoescaped; only http(s) URLs become links. Each list shows
+    at most ``max_listed`` rows, fewer when the inlined HTML would exceed ``budget_bytes``
+    (:func:`paperwatch.report.budget.fit_rows`), then "and N more"; the text part lists
+    the same rows. First sentences are cut at :data:`MAX_SENTENCE_CHARS` characters.
 
     Args:
-        data: from :func:`collect_report` (or built by hand in tests).
+        data: from :func:`paperwatch.db.report_data.collect_report` (or built in tests).
         max_listed: rows per list at most (>= 0).
         budget_bytes: UTF-8 size the HTML should stay under. When even zero rows do
-            not fit, the zero-row HTML is returned and
-            :func:`paperwatch.report.mail.build_message` will refuse it.
+            not fit, the zero-row HTML is returned (and
+            :func:`paperwatch.report.message.build_message` refuses it).
 
     Returns:
         A :class:`RenderedReport`; the same ``data`` always gives the same bytes.
 
     Raises:
-        paperwatch.report.mail.UnsafeHtmlError: the template produced unsafe HTML (a bug).
+        paperwatch.report.message.UnsafeHtmlError: the template produced unsafe HTML (a bug).
         ValueError: ``max_listed`` is negative.
     """
     if max_listed < 0:
@@ -604,10 +363,8 @@ def render_report(
         rendered[rows] = _render_html(data, rows, check=not rendered)
         return len(rendered[rows].encode("utf-8"))
 
-    full = size_of(listed)
-    if full > budget_bytes and listed > 0:
-        # (When nothing fits it is 0, whose HTML was measured: build_message refuses it.)
-        listed = largest_fitting(size_of, listed, budget_bytes, high_size=full)
+    # (When nothing fits it is 0, whose HTML was measured: build_message refuses it.)
+    listed = fit_rows(size_of, listed, budget_bytes)
     html = rendered[listed]
     text = _environment().get_template("report.txt.j2").render(_context(data, listed))
     # One blank line between blocks, however the sections' templates end: a heading then
@@ -620,50 +377,6 @@ def render_report(
         subject=report_subject(data),
         csv=new_papers_csv(data.new_papers),
         listed=listed,
-    )
-
-
-def report_message(
-    report: RenderedReport,
-    *,
-    sender: str,
-    recipients: Sequence[str],
-    date: datetime,
-) -> EmailMessage:
-    """The e-mail of a rendered report: text and HTML alternatives plus the CSV attached.
-
-    MIME tree: ``multipart/mixed`` of ``multipart/alternative`` (text/plain, text/html)
-    and ``text/csv`` named ``<week>-new-papers.csv``. The ``Message-ID`` domain is the
-    sender's.
-
-    Args:
-        report: from :func:`render_report`.
-        sender: the ``From`` mailbox (``smtp.sender``).
-        recipients: ``To`` mailboxes (``smtp.recipients``).
-        date: the ``Date`` header, time-zone aware (the flow's clock: ``--as-of`` or now).
-
-    Returns:
-        The message (see :func:`paperwatch.report.mail.build_message`); deterministic.
-
-    Raises:
-        paperwatch.report.mail.HeaderInjectionError: the subject or an address contains a
-            line break or control character.
-        ValueError: an address is invalid, no recipient, ``date`` naive.
-        paperwatch.report.mail.UnsafeHtmlError: the HTML fails the e-mail safety check (for
-            example over :data:`~paperwatch.report.email_safety.MAX_HTML_BYTES`).
-    """
-    domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
-    return build_message(
-        subject=report.subject or subject_for([], report.week, 0, 0),
-        sender=sender,
-        recipients=recipients,
-        html=report.html,
-        text=report.text,
-        date=date,
-        message_id_domain=domain,
-        week=report.week,
-        attachments=[Attachment(report.csv, csv_name(report.week), "text/csv")],
-        max_html_bytes=MAX_HTML_BYTES,
     )
 
 
@@ -691,23 +404,6 @@ def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
     return bodies[0][0], bodies[1][0]
 
 
-def record_rendered(
-    con: duckdb.DuckDBPyConnection, report: RenderedReport, path: Path, at: Any
-) -> None:
-    """Add a ``rendered`` row to ``reports``."""
-    con.execute(
-        "insert into reports (week, kind, path, sha256, happened_at) values (?, 'rendered', ?, ?, ?)",
-        [report.week, str(path), report.sha256, at],
-    )
-
-
-def collect_archive(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """The weeks with a rendered report, newest first, with their figures
-    (``sql/queries/report_archive.sql``: week, new_papers, duplicates (exact + near),
-    files, entries_quarantined, venues, sent_at (UTC) or None)."""
-    return db.query(con, "report_archive")
-
-
 #: Files of a week linked from the archive, by link text.
 _ARCHIVE_FILES = (("html", "{week}.html"), ("text", "{week}.txt"), ("CSV", "{week}-new-papers.csv"))
 
@@ -726,7 +422,7 @@ def render_archive(weeks: Sequence[Mapping[str, Any]], present: Collection[str])
         rows give the same bytes.
 
     Raises:
-        paperwatch.report.mail.UnsafeHtmlError: the template produced unsafe HTML (a bug).
+        paperwatch.report.message.UnsafeHtmlError: the template produced unsafe HTML (a bug).
     """
     rows: list[dict[str, Any]] = []
     for week in weeks:
@@ -752,114 +448,17 @@ def render_archive(weeks: Sequence[Mapping[str, Any]], present: Collection[str])
     return html if html.endswith("\n") else html + "\n"
 
 
-def write_archive(con: duckdb.DuckDBPyConnection, folder: Path) -> Path:
-    """Write ``<folder>/index.html`` (:func:`render_archive` of :func:`collect_archive`),
-    replacing it atomically (temporary file, then rename). Returns its path."""
+def write_archive_page(weeks: Sequence[Mapping[str, Any]], folder: Path) -> Path:
+    """Write ``<folder>/index.html`` (:func:`render_archive` of ``weeks``, linking the files
+    present in ``folder``), replacing it atomically (temporary file, then rename).
+
+    Returns:
+        Its path.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     present = {path.name for path in folder.iterdir() if path.is_file()}
     path = folder / ARCHIVE_NAME
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_archive(collect_archive(con), present), encoding="utf-8")
+    tmp.write_text(render_archive(weeks, present), encoding="utf-8")
     tmp.replace(path)
     return path
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenReport:
-    """A week's report written to the report folder (:func:`write_week_report`).
-
-    Attributes:
-        week: ISO week ``YYYY-Www``.
-        html_path, text_path: the files written (the CSV is ``csv_name(week)`` beside them).
-        new_papers, exact_duplicates, near_duplicates: the week's figures.
-        report: what was rendered.
-    """
-
-    week: str
-    html_path: Path
-    text_path: Path
-    new_papers: int
-    exact_duplicates: int
-    near_duplicates: int
-    report: RenderedReport
-
-
-def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenReport:
-    """Collect, render and write the report of ``week`` and record it, in this process.
-
-    The same steps, in the same order and with the same results, as the ``weekly-report``
-    flow's ``render-report`` and ``write-report`` tasks (``flows/report.py``), for a report
-    rendered without orchestration (``paperwatch report`` without ``--send``). The caller
-    holds the writer lock (:func:`paperwatch.db.writer_lock.writer_lock`) like the flow does.
-
-    Args:
-        settings: ``database``, ``report_dir``, ``timezone``, the trending and dedup settings.
-        week: ISO week ``YYYY-Www`` in ``settings.timezone``.
-        at: when the report was rendered (aware; recorded in ``reports.happened_at``).
-
-    Returns:
-        Where the report went and the week's figures.
-
-    Raises:
-        FileNotFoundError: ``settings.database`` does not exist (nothing was ingested).
-        ValueError: ``week`` is not an ISO week.
-        paperwatch.db.DatabaseLockedError, paperwatch.db.DatabaseDamagedError, duckdb.Error:
-            from opening or reading the database.
-        OSError: the report folder cannot be written.
-    """
-    _require_database(settings)
-    # One connection for the whole command (collect, then record): the schema is checked
-    # and the file checkpointed once, not once per step.
-    with db.session(settings.database, settings.lock_timeout_s):
-        data = collect_week(settings, week)
-        report = render_report(data)
-        html_path, text_path = write_and_record(settings, report, at)
-    return WrittenReport(
-        week,
-        html_path,
-        text_path,
-        int(data.figures["new_papers"]),
-        int(data.figures["exact_duplicates"]),
-        int(data.figures["near_duplicates"]),
-        report,
-    )
-
-
-def collect_week(settings: Settings, week: str) -> ReportData:
-    """:func:`collect_report` of ``week`` on ``settings.database``, opened as the writer
-    (the week's trending terms and related papers are stored).
-
-    Raises:
-        FileNotFoundError: ``settings.database`` does not exist (nothing was ingested).
-        paperwatch.db.DatabaseLockedError, paperwatch.db.DatabaseDamagedError, duckdb.Error:
-            from opening or reading the database.
-    """
-    _require_database(settings)
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        return collect_report(con, week, settings)
-
-
-def _require_database(settings: Settings) -> None:
-    if not settings.database.is_file():
-        raise FileNotFoundError(
-            f"{settings.database} does not exist: nothing was ingested there "
-            "(run `paperwatch ingest`, or check --database)"
-        )
-
-
-def write_and_record(settings: Settings, report: RenderedReport, at: datetime) -> tuple[Path, Path]:
-    """Write ``report``'s files into ``settings.report_dir``, record them in ``reports``
-    (rendered ``at``, aware) and rewrite the archive page ``<report_dir>/index.html``.
-
-    Returns:
-        The HTML and text paths written.
-
-    Raises:
-        OSError: the report folder cannot be written.
-        paperwatch.db.DatabaseLockedError, duckdb.Error: from recording the report.
-    """
-    html_path, text_path = write_report(report, settings.report_dir)
-    with db.writer(settings.database, settings.lock_timeout_s) as con:
-        record_rendered(con, report, html_path, at)
-        write_archive(con, settings.report_dir)
-    return html_path, text_path

@@ -8,7 +8,6 @@ Candidates are found as Lucene's MoreLikeThis does, by each new paper's
 :data:`QUERY_TERMS` strongest terms; the :data:`CANDIDATES` best are scored exactly.
 "Earlier" means first seen in an earlier ISO week; near-duplicate pairs are left out
 (the report shows them as duplicates). The rows are kept in table ``related_papers``.
-Cost at 100,000 papers: ``bench/related.py`` (figures in bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -102,15 +101,10 @@ def store_related_papers(
                 "similarity": pl.Float64},
     )  # fmt: skip
     with db.transaction(con):
-        con.execute("delete from related_papers where week = ?", [week])
+        db.query(con, "delete_related_papers_of_week", week=week)
         # Bulk insert from the frame, never executemany (PITFALLS: 25 s for 20k rows).
         con.register("_related_rows", frame)
         try:
-            con.execute(
-                "insert into related_papers (week, paper_id, related_id, rank, similarity, "
-                "computed_at) select $week, paper_id, related_id, rank, similarity, $at "
-                "from _related_rows",
-                {"week": week, "at": at},
-            )
+            db.query(con, "insert_related_papers", week=week, at=at)
         finally:
             con.unregister("_related_rows")
