@@ -6,7 +6,7 @@ word counts), of which ``--dup-rate`` are planted near-duplicates of an earlier
 abstract (1-6 words changed, a sentence added, or numbers changed). Then, on the
 same data in one run:
 
-- **paperwatch**: :func:`paperwatch.analysis.duplicates.find_near_duplicates` on the whole
+- **paperwatch**: :func:`tests.near_duplicates.find_near_duplicates` on the whole
   batch (shingling, MinHash, LSH, exact verification of every candidate);
 - **reference**: the straightforward datasketch pipeline: word 3-gram shingles
   in plain Python (``re.findall`` with paperwatch's token pattern, casefolded
@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 from paperwatch.analysis.duplicates import (  # noqa: E402
     TOKEN_PATTERN,
     PaperText,
-    find_near_duplicates,
     jaccard,
     lsh_params,
     shingles,
@@ -48,6 +47,7 @@ from paperwatch.analysis.duplicates import (  # noqa: E402
 from paperwatch.ingest.clean import clean_abstract  # noqa: E402
 from paperwatch.ingest.parse import parse_listing  # noqa: E402
 from paperwatch.settings import DedupSettings  # noqa: E402
+from tests.near_duplicates import find_near_duplicates  # noqa: E402
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _TOKEN = re.compile(TOKEN_PATTERN)

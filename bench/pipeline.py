@@ -64,7 +64,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paperwatch import db  # noqa: E402
-from paperwatch.analysis.duplicates import update_near_duplicates  # noqa: E402
 from paperwatch.clock import iso_week, parse_as_of  # noqa: E402
 from paperwatch.db.batches import (  # noqa: E402
     bulk_session,
@@ -77,6 +76,7 @@ from paperwatch.db.batches import (  # noqa: E402
     prepare_pool,
     store_batch_terms,
 )
+from paperwatch.db.duplicates import update_near_duplicates  # noqa: E402
 from paperwatch.db.load import (  # noqa: E402
     IngestSummary,
     RunContext,

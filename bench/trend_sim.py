@@ -1,7 +1,7 @@
 """Which test of change finds planted trends with few false discoveries? Prints a table.
 
 For each week size and each candidate method, over ``--histories`` seeded histories of
-:func:`paperwatch.analysis.trend_sim.simulate_history` (4 baseline weeks + this week, 6,000 background
+:func:`tests.trend_sim.simulate_history` (4 baseline weeks + this week, 6,000 background
 terms wobbling from week to week):
 
 - recall of the planted new, rising and falling terms (reported, in the right direction);
@@ -29,20 +29,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 from scipy import stats
 
-from paperwatch.analysis.trend_sim import History, simulate_history
-from paperwatch.analysis.trend_stats import (
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from paperwatch.analysis.trend_stats import (  # noqa: E402
     benjamini_hochberg,
     beta_binomial_p_values,
-    fightin_words_z,
     score_trending_terms,
 )
+from tests.trend_sim import History, fightin_words_z, simulate_history  # noqa: E402
 
 SIZES = (20, 50, 200, 1000, 5000)
 MIN_SUPPORT = 3

@@ -25,7 +25,6 @@ from prefect.utilities.annotations import quote
 
 from flows.snapshot import publish_after_run
 from paperwatch import db
-from paperwatch.analysis.duplicates import update_near_duplicates
 from paperwatch.clock import iso_week, now_utc, parse_as_of
 from paperwatch.db.batches import (
     BatchGarbage,
@@ -44,6 +43,7 @@ from paperwatch.db.batches import (
     split_evenly,
     store_batch_terms,
 )
+from paperwatch.db.duplicates import update_near_duplicates
 from paperwatch.db.load import (
     FileOutcome,
     IngestSummary,

@@ -1222,8 +1222,8 @@ def quarantine_release(
     A whole quarantined file cannot be released: fix it and drop it again.
     """
     from paperwatch import db
-    from paperwatch.analysis.duplicates import update_near_duplicates
     from paperwatch.clock import iso_week, parse_as_of
+    from paperwatch.db.duplicates import update_near_duplicates
     from paperwatch.db.quarantine import QuarantineError, release_entry
     from paperwatch.db.trends import update_paper_terms
     from paperwatch.settings import Settings

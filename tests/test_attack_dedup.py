@@ -14,15 +14,10 @@ from pathlib import Path
 import polars as pl
 
 from paperwatch import db
-from paperwatch.analysis.duplicates import (
-    BUCKET_ANCHORS,
-    PaperText,
-    candidate_pairs,
-    find_near_duplicates,
-    sketch_papers,
-    update_near_duplicates,
-)
+from paperwatch.analysis.duplicates import BUCKET_ANCHORS, PaperText, candidate_pairs, sketch_papers
+from paperwatch.db.duplicates import update_near_duplicates
 from paperwatch.settings import Settings
+from tests.near_duplicates import find_near_duplicates
 from tests.test_dedup import insert_papers, near_rows
 
 T0 = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)

@@ -15,13 +15,11 @@ import numpy as np
 import pytest
 
 from paperwatch import db
-from paperwatch.analysis import duplicates as dedup_module
 from paperwatch.analysis.duplicates import (
     METHOD,
     NearDuplicate,
     PaperText,
     abstract_signatures,
-    find_near_duplicates,
     jaccard,
     lsh_params,
     shingle_hash_sets,
@@ -29,12 +27,14 @@ from paperwatch.analysis.duplicates import (
     signature_scheme,
     sketch_papers,
     tokenize,
-    update_near_duplicates,
     word_diff,
 )
+from paperwatch.db import duplicates as dedup_module
+from paperwatch.db.duplicates import update_near_duplicates
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import parse_listing
 from paperwatch.settings import DedupSettings, Settings
+from tests.near_duplicates import find_near_duplicates
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

@@ -4,7 +4,7 @@ The pipeline of one file, as a worker runs it: bytes → decode and parse → cl
 (:func:`paperwatch.ingest.files.prepare_file`) → the rows the suites check
 (:func:`~paperwatch.ingest.files.files_frame`, :func:`~paperwatch.ingest.files.entries_frame`) →
 terms (:func:`~paperwatch.db.batches.batch_terms`) → shingles, MinHash, LSH bands and
-near-duplicate pairs (:func:`~paperwatch.analysis.duplicates.find_near_duplicates`).
+near-duplicate pairs (:func:`~tests.near_duplicates.find_near_duplicates`).
 
 Inputs mix CJK runs of one to three characters, emoji with zero-width joiners, combining
 marks, right-to-left text, lone surrogates (written escaped, as invalid UTF-8 bytes, and
@@ -24,15 +24,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperwatch.analysis.duplicates import (
-    PaperText,
-    find_near_duplicates,
-    shingle_hash_sets,
-    shingles,
-)
+from paperwatch.analysis.duplicates import PaperText, shingle_hash_sets, shingles
 from paperwatch.db.batches import batch_terms
 from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
 from paperwatch.settings import DedupSettings
+from tests.near_duplicates import find_near_duplicates
 
 #: More memory than this (RSS growth of the test process in one example) is a failure.
 MAX_RSS_GROWTH = 512 * 1024 * 1024

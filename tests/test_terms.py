@@ -18,7 +18,7 @@ from paperwatch.analysis.terms import (
     generic_terms,
     stop_words,
 )
-from paperwatch.analysis.trend_stats import fightin_words_z, score_trending_terms
+from paperwatch.analysis.trend_stats import score_trending_terms
 from paperwatch.clock import previous_weeks, week_monday
 from paperwatch.db import writer
 from paperwatch.db.trends import (
@@ -30,6 +30,7 @@ from paperwatch.ingest.clean import clean_abstract, split_sentences
 from paperwatch.ingest.parse import decode_listing, parse_listing
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
+from tests.trend_sim import fightin_words_z
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 

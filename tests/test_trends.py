@@ -13,7 +13,6 @@ import pytest
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from paperwatch.analysis.terms import acronym_aliases, extract_terms
-from paperwatch.analysis.trend_sim import SINGLETON, History, history_abstracts, simulate_history
 from paperwatch.analysis.trend_stats import (
     beta_binomial_p_values,
     distinctive_terms,
@@ -37,6 +36,7 @@ from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import decode_listing, parse_listing
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
+from tests.trend_sim import SINGLETON, History, history_abstracts, simulate_history
 
 from .test_terms import insert_papers, seed_papers
 

@@ -1,65 +1,23 @@
 """Near-duplicate abstracts: shingles, MinHash, LSH banding, exact verification.
 
-Pure functions do the work; the three ``*_db`` helpers at the bottom and
-:func:`update_near_duplicates` are the only DuckDB I/O.
+Pure functions; the stored side (signatures, band keys, pairs) is
+:mod:`paperwatch.db.duplicates`. For a batch of clean abstracts:
 
-Pipeline for a batch of clean abstracts (see ``docs`` of each function):
+1. :func:`tokenize`: NFKC, runs of word characters or single characters of scripts
+   written without spaces (Han, Hiragana, Katakana), case-folded.
+2. :func:`shingles`: word ``word_shingle``-grams, character ``char_shingle``-grams for
+   unspaced text.
+3. :func:`shingle_hash_sets`: stable 64-bit hashes (BLAKE2b per token, folded, MurmurHash3
+   ``fmix64`` finaliser), the same in every process and version.
+4. :func:`minhash_signatures`: ``num_perm`` uint32 values per paper, rensa's ``RMinHash``
+   (Dahlgaard, Knudsen & Thorup, "Fast Similarity Sketching", FOCS 2017).
+5. :func:`lsh_params`, :func:`band_keys`: ``b`` bands of ``r`` rows; a pair is a candidate
+   with probability ``1 - (1 - s^r)^b`` at Jaccard ``s`` (Broder 1997; Leskovec,
+   Rajaraman & Ullman, *Mining of Massive Datasets*, ch. 3.4).
+6. :func:`verify_candidates`: exact Jaccard over the shingle-hash sets, pairs at or above
+   the threshold kept.
 
-1. **Tokenise** (:func:`tokenize`): Unicode NFKC; a token is a run of word
-   characters (``\\w`` without ``_``), or a single character of a script
-   written without spaces (Han, Hiragana, Katakana); each token is case-folded
-   (:func:`normalise_token`). Punctuation, markup left-overs, spacing and case
-   are therefore ignored: ``Judge-Aware``, ``judge aware`` and ``**JUDGE**
-   Aware`` give the same tokens.
-2. **Shingle** (:func:`shingles`): from every token a window of
-   ``word_shingle`` tokens when it is a word, or ``char_shingle`` tokens when it
-   is a character of unspaced text, so English gets word 3-grams, Chinese gets
-   character 3-grams, and mixed text (``在LLaMA上测试``) gets both, each window
-   local to where it starts. A text shorter than one window is one shingle.
-3. **Hash** (:func:`shingle_hash_sets`, vectorised with Polars and NumPy): each
-   distinct token gets a stable 64-bit BLAKE2b hash; a shingle's hash folds its
-   tokens' hashes (``acc = acc·M + h`` mod 2⁶⁴, then the MurmurHash3 ``fmix64``
-   finaliser). These hashes are stable across processes and library versions,
-   so signatures can be stored and compared later.
-4. **MinHash** (:func:`minhash_signatures`): ``num_perm`` 32-bit values per
-   paper from rensa's ``RMinHash`` (a compiled MinHash after Dahlgaard, Knudsen
-   & Thorup, "Fast Similarity Sketching", FOCS 2017), fed the flat shingle-hash
-   buffer in one call.
-5. **LSH banding** (:func:`lsh_params`, :func:`band_keys`): ``b`` bands of
-   ``r`` rows; two papers become a candidate pair when all ``r`` values of some
-   band agree, which happens with probability ``1 - (1 - s^r)^b`` for Jaccard
-   ``s`` (Leskovec, Rajaraman & Ullman, *Mining of Massive Datasets*, ch. 3.4).
-6. **Verify** (:func:`verify_candidates`): every candidate pair gets its exact
-   Jaccard similarity over the shingle-hash sets; only pairs at or above the
-   threshold are returned. (64-bit shingle hashes collide with probability
-   about n²/2⁶⁵ per pair of sets, negligible for abstracts of a few hundred
-   shingles; the string form of :func:`shingles` gives identical values on the
-   test sets.)
-
-Why rensa rather than our own NumPy MinHash: measured on this 2-core machine on
-20,000 documents of 200 shingles, 128 permutations: rensa's
-``digest_matrix_from_flat_token_hashes`` plus conversion to a NumPy matrix took
-0.19 s; a vectorised NumPy multiply-shift MinHash (chunked ``x·a + b``, then
-``minimum.reduceat``) took 3.4 s, 18× slower. datasketch's pure-Python MinHash
-is slower still (about 2,000 abstracts/s). Shingling and hashing stay ours
-because the signatures are persisted and must not depend on a library's
-internal string hash. End to end (``bench/bench_near_duplicates.py``, 100,000
-synthetic abstracts with 10,000 planted near-duplicates, 2 shared cores):
-this stage took 8.3 s (12,088 papers/s, recall 1.0 on the 9,846 planted pairs
-with Jaccard >= 0.8); datasketch ``MinHash`` + ``MinHashLSH`` with the same bands
-took 73.5 s (1,360 papers/s, recall 0.9998): 8.9× faster.
-
-Why these bands: the LSH stage only proposes candidates, and every candidate is
-verified exactly, so a false candidate costs one set intersection while a
-missed pair is lost for good. :func:`lsh_params` therefore takes, among all
-``b·r <= num_perm``, the pair whose S-curve reaches ``LSH_RECALL_AT_THRESHOLD``
-(0.99) at the threshold and, under that constraint, has the least area under
-the curve below the threshold (the expected false candidates, as in
-datasketch's ``_optimal_param``). For ``num_perm=128``, ``threshold=0.8`` that
-is ``b=21, r=6``: P(candidate) = 0.998 at s=0.8, 0.99995 at s=0.85, 0.28 at
-s=0.5 and 0.015 at s=0.3. datasketch's default for the same inputs (b=9, r=13,
-which minimises false positives plus false negatives with equal weights)
-catches only 40 % of pairs at s=0.8 and 69 % at s=0.85.
+Why rensa, and why these bands: docs/design.md, "Near-duplicates: MinHash LSH".
 """
 
 from __future__ import annotations
@@ -69,22 +27,14 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 import rensa
 
 from paperwatch.settings import DedupSettings
-
-if TYPE_CHECKING:
-    import duckdb
-
-    from paperwatch.settings import Settings
 
 #: Name recorded in ``near_duplicates.method`` for pairs found here.
 METHOD = "minhash-lsh"
@@ -94,24 +44,12 @@ MINHASH_SEED = 20260101
 LSH_RECALL_AT_THRESHOLD = 0.99
 #: Bumped whenever tokenising, shingling or hashing changes: stored signatures are then rebuilt.
 SHINGLE_VERSION = 1
-#: Members of one LSH bucket (band, key) that every other member of it is compared with.
-#: A bucket holds papers whose ``r`` MinHash values of a band all agree: a handful in real
-#: listings (at most 7 in the labelled English and Chinese test sets, 89 and 42 papers with
-#: families of revisions). A family of thousands of near-identical abstracts (a templated
-#: or crafted file) would otherwise make n·(n-1)/2 candidate pairs per band: 10,000
-#: variants in one file made 50 million and ran DuckDB out of memory, failing every later
-#: run too. A paper of a bucket larger than this is compared with the bucket's
-#: ``BUCKET_ANCHORS`` smallest paper ids only, so candidates grow linearly (10,000 variants:
-#: 434,272 candidates, about 8 s); :func:`keep_closest` keeps 10 pairs per paper anyway.
+#: Members of one LSH bucket (band, key) that every other member of it is compared with:
+#: in a larger bucket a paper meets only the bucket's ``BUCKET_ANCHORS`` smallest paper
+#: ids, so candidates grow linearly with a family of near-identical abstracts
+#: (docs/design.md, "Near-duplicates: MinHash LSH").
 BUCKET_ANCHORS = 16
-#: Band keys hashed per candidate query (:func:`_candidates_db`): a backfill of a million
-#: papers (21 million band keys) is compared seven bands at a time.
-CANDIDATE_BAND_ROWS = 7_000_000
-#: Share of the sketched papers pending from which :func:`_candidates_db` ranks every
-#: shared bucket rather than finding those the pending papers touch (measured crossover
-#: about a quarter, on a 1,000,000-paper database).
-BACKFILL_SHARE = 0.25
-#: Candidate pairs verified at a time (:func:`_verify_in_lots`).
+#: Candidate pairs verified at a time (:func:`verify_in_lots`).
 VERIFY_PAIRS = 50_000
 
 #: Scripts written without spaces: each character is a token (shingled by characters).
@@ -674,38 +612,6 @@ def keep_closest(pairs: Iterable[NearDuplicate], limit: int) -> list[NearDuplica
     return kept
 
 
-def find_near_duplicates(
-    new: Sequence[PaperText],
-    earlier: Sequence[PaperText] = (),
-    dedup: DedupSettings | None = None,
-    earlier_bands: pl.DataFrame | None = None,
-) -> list[NearDuplicate]:
-    """Near-duplicate pairs among ``new`` and between ``new`` and ``earlier`` papers.
-
-    Args:
-        new: the batch (distinct paper ids).
-        earlier: papers already indexed; they are only compared with ``new``.
-        dedup: ``Settings.dedup`` (defaults when None).
-        earlier_bands: band keys of ``earlier`` (:func:`band_frame`), when stored;
-            computed from ``earlier`` otherwise.
-
-    Returns:
-        Each pair of distinct papers with exact Jaccard >= threshold once, sorted,
-        the older paper (earlier ``first_seen``, ties by paper_id) as ``duplicate_of``.
-        Two batches give the same pairs as one batch of both (the LSH keys of a
-        paper do not depend on its batch).
-    """
-    dedup = dedup or DedupSettings()
-    if not new:
-        return []
-    batch = sketch_papers(new, dedup)
-    if earlier_bands is None and earlier:
-        earlier_bands = sketch_papers(earlier, dedup).bands()
-    pairs = list(candidate_pairs(batch.bands(), earlier_bands).iter_rows())
-    papers = {p.paper_id: p for p in (*earlier, *new)}
-    return verify_candidates(pairs, papers, dedup, batch.shingle_sets(pairs))
-
-
 # --- Word diff for the report -----------------------------------------------------------
 
 
@@ -746,7 +652,7 @@ def word_diff(old: str, new: str, context: int = 6) -> list[tuple[str, str]]:
     return ops
 
 
-# --- DuckDB persistence -------------------------------------------------------------
+# --- Stored signatures ----------------------------------------------------------------
 
 
 def signature_scheme(dedup: DedupSettings) -> str:
@@ -763,186 +669,7 @@ def signature_scheme(dedup: DedupSettings) -> str:
     )
 
 
-def _drop_stale_signatures_db(con: duckdb.DuckDBPyConnection, scheme: str) -> bool:
-    """Delete every signature and band key when some were made with another scheme
-    (all papers are then sketched again); True when it did."""
-    row = con.execute("select count(*) from paper_minhash where scheme <> ?", [scheme]).fetchone()
-    rebuild = bool(row and row[0])
-    if rebuild:
-        con.execute("delete from paper_lsh_bands")
-        con.execute("delete from paper_minhash")
-        con.execute("delete from paper_lsh_pending")
-    return rebuild
-
-
-def _papers_to_sketch_db(
-    con: duckdb.DuckDBPyConnection,
-    paper_ids: Collection[str] | None = None,
-    signed: Collection[str] = (),
-) -> list[PaperText]:
-    """Papers without a signature, by paper id: all of them, or those of ``paper_ids``.
-
-    With ``paper_ids`` (the papers a batch just added) only their rows are read: the
-    anti join of every paper with every signature, which grows with the database, is
-    left out (0.23 s a batch at 980,000 papers, twice, in a backfill of 1,000 files); and
-    the abstracts of the papers of ``signed`` (whose signature is given) are not read:
-    their ``abstract`` is ``""``, to be read back (:func:`_papers_db`) for the few that
-    are in a candidate pair. (Reading and converting a 23,000-paper batch's abstracts
-    took 0.35 s of the 0.49 s of this query at 100,000 papers.)
-    """
-    if paper_ids is not None:
-        wanted = pa.table({"paper_id": pa.array(sorted(set(paper_ids)), pa.string())})  # noqa: F841
-        rows = con.execute(
-            """
-            select p.paper_id, p.first_seen
-            from papers p semi join wanted using (paper_id)
-            where p.paper_id not in (
-                select paper_id from paper_minhash semi join wanted using (paper_id)
-            )
-            order by p.paper_id
-            """
-        ).fetchall()
-        given = set(signed)
-        unsigned = [pid for pid, _ in rows if pid not in given]
-        read = _papers_db(con, unsigned) if unsigned else {}
-        return [read.get(pid) or PaperText(pid, "", seen) for pid, seen in rows]
-    # Papers are only ever appended, so the ones without a signature are (nearly) all at the
-    # end: find the first one reading ids only, then read abstracts from there on (DuckDB
-    # skips the row groups before it) instead of every abstract of the table.
-    first = con.execute(
-        "select min(p.rowid) from papers p anti join paper_minhash m using (paper_id)"
-    ).fetchone()
-    if first is None or first[0] is None:
-        return []
-    rows = con.execute(
-        """
-        select p.paper_id, p.abstract, p.first_seen
-        from papers p
-        anti join paper_minhash m using (paper_id)
-        where p.rowid >= ?
-        order by p.paper_id
-        """,
-        [first[0]],
-    ).fetchall()
-    return [PaperText(pid, text, seen) for pid, text, seen in rows]
-
-
-def _store_sketch_db(
-    con: duckdb.DuckDBPyConnection, sketch: Sketch, scheme: str, computed_at: datetime
-) -> None:
-    num_perm = sketch.signatures.shape[1]
-    signatures = pa.FixedSizeListArray.from_arrays(
-        pa.array(sketch.signatures.reshape(-1), pa.uint32()), num_perm
-    ).cast(pa.list_(pa.uint32()))
-    new_minhash = pa.table({"paper_id": sketch.paper_ids, "signature": signatures})  # noqa: F841
-    new_bands = sketch.bands().to_arrow()  # noqa: F841
-    con.execute(
-        "insert into paper_minhash (paper_id, scheme, signature, computed_at) "
-        "select paper_id, ?, signature, ? from new_minhash",
-        [scheme, computed_at],
-    )
-    con.execute(
-        "insert into paper_lsh_bands (band, band_key, paper_id) "
-        "select band, band_key, paper_id from new_bands"
-    )
-    con.execute("insert into paper_lsh_pending (paper_id) select paper_id from new_minhash")
-
-
-def _candidates_db(
-    con: duckdb.DuckDBPyConnection,
-    bands: int,
-    pending: int,
-    stored: int,
-    anchors: int = BUCKET_ANCHORS,
-) -> list[tuple[str, str]]:
-    """Sorted unordered candidate pairs of the ``pending`` papers of ``paper_lsh_pending``
-    against the band keys of all ``stored`` papers (``bands`` bands each;
-    ``sql/queries/near_duplicate_candidates.sql``, with :func:`candidate_pairs`' rule
-    for buckets of more than ``anchors``).
-
-    When at least :data:`BACKFILL_SHARE` of the papers are pending, every shared bucket
-    is ranked instead of only those the pending papers touch (a backfill of 1,000,000
-    papers: 2.2 s against 8.4; 10,000 pending of 1,000,000: 2.4 s against 0.36, hence
-    the share). A query covers a few bands, about :data:`CANDIDATE_BAND_ROWS` of the
-    keys it hashes (the pending papers', or every paper's in a backfill), so that a
-    million papers do not meet in one hash table (2.2 s and 0.9 GB in three queries,
-    2.6 s and 1.4 GB in one)."""
-    from paperwatch.db import read_sql
-
-    sql = read_sql("queries", "near_duplicate_candidates")
-    backfill = pending >= BACKFILL_SHARE * stored
-    if backfill:
-        sql = "\n".join(line for line in sql.splitlines() if not line.endswith("-- touched"))
-    hashed = stored if backfill else pending
-    per_query = max(1, min(bands, CANDIDATE_BAND_ROWS // max(hashed, 1)))
-    pairs: set[tuple[str, str]] = set()
-    for first in range(0, bands, per_query):
-        last = min(bands, first + per_query) - 1
-        found = con.execute(sql, {"first": first, "last": last, "anchors": anchors}).fetchall()
-        pairs.update((x, y) for x, y in found)
-    return sorted(pairs)
-
-
-def _papers_db(con: duckdb.DuckDBPyConnection, paper_ids: Collection[str]) -> dict[str, PaperText]:
-    wanted = pa.table({"paper_id": pa.array(sorted(paper_ids), pa.string())})  # noqa: F841
-    rows = con.execute(
-        "select paper_id, abstract, first_seen from papers semi join wanted using (paper_id)"
-    ).fetchall()
-    return {pid: PaperText(pid, text, seen) for pid, text, seen in rows}
-
-
-def _store_pairs_db(
-    con: duckdb.DuckDBPyConnection,
-    pairs: Sequence[NearDuplicate],
-    detected_at: datetime,
-    rebuild: bool,
-) -> int:
-    found = pa.table(  # noqa: F841
-        {
-            "paper_id": pa.array([p.paper_id for p in pairs], pa.string()),
-            "duplicate_of": pa.array([p.duplicate_of for p in pairs], pa.string()),
-            "similarity": pa.array([p.similarity for p in pairs], pa.float64()),
-        }
-    )
-    if rebuild:  # settings changed: drop pairs the new settings no longer find
-        con.execute(
-            """
-            delete from near_duplicates d
-            where d.method = ? and not exists (
-                select 1 from found f
-                where f.paper_id = d.paper_id and f.duplicate_of = d.duplicate_of
-            )
-            """,
-            [METHOD],
-        )
-    row = con.execute(
-        """
-        insert into near_duplicates (paper_id, duplicate_of, similarity, method, detected_at)
-        select paper_id, duplicate_of, similarity, ?, ? from found
-        on conflict do nothing
-        """,
-        [METHOD, detected_at],
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _pending_pairs_db(
-    con: duckdb.DuckDBPyConnection, dedup: DedupSettings
-) -> tuple[int, list[tuple[str, str]], dict[str, PaperText]]:
-    """The papers of ``paper_lsh_pending`` (how many), their candidate pairs against every
-    stored paper, and the papers named in those pairs (one scan of ``papers``)."""
-    row = con.execute(
-        "select (select count(*) from paper_lsh_pending), (select count(*) from paper_minhash)"
-    ).fetchone()
-    pending, stored = (int(row[0]), int(row[1])) if row else (0, 0)
-    if not pending:
-        return 0, [], {}
-    bands = lsh_params(dedup.num_perm, dedup.threshold).bands
-    pairs = _candidates_db(con, bands, pending, stored)
-    return pending, pairs, _papers_db(con, {pid for pair in pairs for pid in pair})
-
-
-def _verify_in_lots(
+def verify_in_lots(
     pairs: Sequence[tuple[str, str]], papers: Mapping[str, PaperText], dedup: DedupSettings
 ) -> list[NearDuplicate]:
     """:func:`verify_candidates` of ``pairs``, :data:`VERIFY_PAIRS` at a time (the shingle
@@ -952,104 +679,3 @@ def _verify_in_lots(
     for start in range(0, len(pairs), VERIFY_PAIRS):
         found.extend(verify_candidates(pairs[start : start + VERIFY_PAIRS], papers, dedup))
     return sorted(keep_closest(found, dedup.max_pairs_per_paper))
-
-
-def _record_pairs_db(
-    con: duckdb.DuckDBPyConnection,
-    found: Sequence[NearDuplicate],
-    detected_at: datetime,
-    rebuild: bool,
-    pending: int,
-) -> int:
-    """Store the verified pairs and empty ``paper_lsh_pending`` (in the caller's
-    transaction); the rows inserted."""
-    inserted = _store_pairs_db(con, found, detected_at, rebuild) if found or rebuild else 0
-    if pending:
-        con.execute("delete from paper_lsh_pending")
-    return inserted
-
-
-def update_near_duplicates(
-    con: duckdb.DuckDBPyConnection,
-    settings: Settings,
-    detected_at: datetime,
-    signatures: Mapping[str, np.ndarray] | None = None,
-    paper_ids: Collection[str] | None = None,
-    compare: bool = True,
-) -> int:
-    """Sketch papers that have no signature yet, and record their near-duplicates.
-
-    Reads ``papers``; writes ``paper_minhash``, ``paper_lsh_bands`` and
-    ``paper_lsh_pending`` in one transaction, then (with ``compare``) ``near_duplicates``
-    (method :data:`METHOD`) and the emptied ``paper_lsh_pending`` in another (call it
-    outside an open transaction; a kill between the two leaves the papers pending, and
-    the next call compares them). The papers sketched join ``paper_lsh_pending``; with
-    ``compare`` every pending paper (these, and any that an earlier call with
-    ``compare=False`` or a killed run left) is then compared with every other paper
-    through the stored band keys, and only candidate pairs' abstracts are read back for
-    exact verification, while DuckDB checkpoints in another thread. An ingestion run
-    sketches each batch with ``compare=False`` and compares once at its end
-    (``flows.ingest.compare_near_duplicates``): comparing per batch read the candidates'
-    abstracts and every band key once per batch, which grew with the database (55 of the
-    main process's 260 s of py-spy samples in a 1,000,000-paper backfill). When the
-    stored signatures were made with other settings (see :func:`signature_scheme`), all
-    are rebuilt and compared in the first transaction, and pairs the current settings no
-    longer find are deleted. The table then holds exactly what a from-scratch run finds;
-    existing rows keep their ``detected_at``. (Except in an LSH bucket of more than
-    :data:`BUCKET_ANCHORS` papers, where a pair found earlier is kept when a later paper
-    with a smaller id took its place among the bucket's anchors.)
-
-    Args:
-        con: a read-write connection with the schema applied.
-        settings: uses ``settings.dedup``.
-        detected_at: timezone-aware time of this run (the run's clock).
-        signatures: MinHash signatures already computed for some of the papers to
-            sketch (:func:`abstract_signatures` of their stored abstract, e.g. by the
-            preparation workers: :func:`paperwatch.db.batches.new_paper_signatures`), by
-            paper id; the other papers are sketched here. The rows written are the same.
-        paper_ids: sketch only these papers (those without a signature among them: the
-            papers a batch just added), not every paper without one; None for every one
-            (what a run left behind, e.g. killed half-way). Ignored when the stored
-            signatures are of another scheme: every paper is sketched again then.
-        compare: compare the pending papers now (False: leave them pending, unless the
-            signatures were rebuilt).
-
-    Returns:
-        The number of near_duplicates rows inserted (0 when nothing was compared).
-
-    Raises:
-        ValueError: ``detected_at`` is naive.
-        duckdb.Error: a statement failed (its transaction is rolled back).
-    """
-    from paperwatch.db import transaction
-
-    if detected_at.tzinfo is None or detected_at.utcoffset() is None:
-        raise ValueError("detected_at must be timezone-aware")
-    dedup = settings.dedup
-    scheme = signature_scheme(dedup)
-    with transaction(con):
-        rebuild = _drop_stale_signatures_db(con, scheme)
-        given = signatures or {}
-        by_id = paper_ids is not None and not rebuild
-        batch = _papers_to_sketch_db(con, paper_ids if by_id else None, given.keys())
-        if batch:
-            _store_sketch_db(con, sketch_papers(batch, dedup, signatures), scheme, detected_at)
-        if rebuild:  # every paper again, and the pairs no longer found deleted: at once
-            pending, pairs, papers = _pending_pairs_db(con, dedup)
-            found = _verify_in_lots(pairs, papers, dedup)
-            return _record_pairs_db(con, found, detected_at, rebuild, pending)
-    if not compare:
-        return 0
-    # Nothing is written between reading the candidates and recording the pairs (the
-    # writer lock is held): DuckDB checkpoints what the run wrote meanwhile, while the
-    # pairs are verified in Python (a 1,000,000-paper backfill: 7.4 s of verification
-    # against a checkpoint of the same order, one after the other before).
-    pending, pairs, papers = _pending_pairs_db(con, dedup)
-    if not pending:
-        return 0
-    with ThreadPoolExecutor(1, thread_name_prefix="paperwatch-checkpoint") as pool:
-        checkpoint = pool.submit(con.cursor().execute, "checkpoint")
-        found = _verify_in_lots(pairs, papers, dedup)
-        checkpoint.result()
-    with transaction(con):
-        return _record_pairs_db(con, found, detected_at, rebuild, pending)

@@ -10,8 +10,6 @@ term's share, with the false discovery rate controlled over the terms tested.
   week to week, :func:`estimate_dispersion`); two-sided p-values; Benjamini-Hochberg
   q-values over every term tested; the significant terms are split into *new*, *rising* and
   *falling* and ranked by effect size (log2 ratio of shares).
-- :func:`fightin_words_z`: the log-odds ratio with an informative Dirichlet prior (Monroe,
-  Colaresi & Quinn 2008), kept for comparison in the simulator.
 - :func:`distinctive_terms`: with no baseline, the week's terms most over-represented against
   general English (``wordfreq``'s packaged frequencies).
 - :func:`is_generic`: generic words (common in general English by ``wordfreq``, or in the
@@ -269,38 +267,6 @@ def beta_binomial_p_values(
     p_down[down] = stats.betabinom.cdf(yi[down], n_week, a[down], b[down])
     p_up[down] = 1.0
     return np.clip(p_up, 0.0, 1.0), np.clip(p_down, 0.0, 1.0)
-
-
-def fightin_words_z(
-    papers_week: np.ndarray,
-    papers_baseline: np.ndarray,
-    n_week: int,
-    n_baseline: int,
-    prior_papers: float,
-) -> np.ndarray:
-    """z-scores of the log-odds ratio with an informative Dirichlet prior, on document
-    frequencies (Monroe, Colaresi & Quinn 2008, "Fightin' Words", Political Analysis
-    16(4):372-403, section 3.5), prior α_0 = ``prior_papers`` papers at the pooled rate,
-    full delta-method variance. The method paperwatch used before the simulator's
-    measurement; kept for ``bench/trend_sim.py``.
-
-    Returns:
-        z per term (float array; > 0: more frequent this week).
-    """
-    yi = np.asarray(papers_week, dtype=float)
-    yj = np.asarray(papers_baseline, dtype=float)
-    a0 = float(prior_papers)
-    alpha = a0 * (yi + yj) / (n_week + n_baseline)
-    delta = np.log((yi + alpha) / (n_week + a0 - yi - alpha)) - np.log(
-        (yj + alpha) / (n_baseline + a0 - yj - alpha)
-    )
-    var = (
-        1 / (yi + alpha)
-        + 1 / (n_week + a0 - yi - alpha)
-        + 1 / (yj + alpha)
-        + 1 / (n_baseline + a0 - yj - alpha)
-    )
-    return np.asarray(delta / np.sqrt(var))
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ def collect_report(
     Args:
         con: a connection; read-write when ``persist`` (the week's trending terms are
             then stored in ``trending_terms`` and its related earlier papers in
-            ``related_papers``, :mod:`paperwatch.analysis.related`); read-only computes both
+            ``related_papers``, :mod:`paperwatch.db.related`); read-only computes both
             without storing them.
         week: ISO week ``YYYY-Www``.
         settings: the time zone the weeks were computed in, and the trending settings.

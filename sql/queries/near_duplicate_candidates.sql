@@ -5,7 +5,7 @@
 -- $anchors smallest paper ids only, and the bucket's $anchors smallest pending ones with
 -- every member (paperwatch.analysis.duplicates.BUCKET_ANCHORS). Only buckets with two members or more
 -- are ranked: nearly every bucket holds one paper and gives no pair.
--- When most papers are pending (a backfill) paperwatch.analysis.duplicates._candidates_db leaves out
+-- When most papers are pending (a backfill) paperwatch.db.duplicates._candidates leaves out
 -- the line marked "touched": every shared bucket is then ranked, which costs less than
 -- finding the buckets the pending papers touch (a join of every band key's paper id).
 with new_bands as (

@@ -19,6 +19,9 @@ from one week to the next. Planted terms (one pseudo-word each, named for what t
 - ``singletonterm``: one paper this week, none before.
 
 With ``planted=False`` only the steady and singleton terms are added: nothing changed.
+
+:func:`fightin_words_z` is the method paperwatch used before, compared with the current one
+in ``bench/trend_sim.py``.
 """
 
 from __future__ import annotations
@@ -179,3 +182,35 @@ def history_abstracts(history: History, seed: int = 0) -> list[dict[str, object]
             text = " ".join(f"{t.capitalize()}." for t in terms) or "Nothing."
             rows.append({"paper_id": f"s{k}p{i:05d}", "abstract": text, "week": w})
     return rows
+
+
+def fightin_words_z(
+    papers_week: np.ndarray,
+    papers_baseline: np.ndarray,
+    n_week: int,
+    n_baseline: int,
+    prior_papers: float,
+) -> np.ndarray:
+    """z-scores of the log-odds ratio with an informative Dirichlet prior, on document
+    frequencies (Monroe, Colaresi & Quinn 2008, "Fightin' Words", Political Analysis
+    16(4):372-403, section 3.5), prior α_0 = ``prior_papers`` papers at the pooled rate,
+    full delta-method variance. The method paperwatch used before the simulator's
+    measurement, compared in ``bench/trend_sim.py``.
+
+    Returns:
+        z per term (float array; > 0: more frequent this week).
+    """
+    yi = np.asarray(papers_week, dtype=float)
+    yj = np.asarray(papers_baseline, dtype=float)
+    a0 = float(prior_papers)
+    alpha = a0 * (yi + yj) / (n_week + n_baseline)
+    delta = np.log((yi + alpha) / (n_week + a0 - yi - alpha)) - np.log(
+        (yj + alpha) / (n_baseline + a0 - yj - alpha)
+    )
+    var = (
+        1 / (yi + alpha)
+        + 1 / (n_week + a0 - yi - alpha)
+        + 1 / (yj + alpha)
+        + 1 / (n_baseline + a0 - yj - alpha)
+    )
+    return np.asarray(delta / np.sqrt(var))
