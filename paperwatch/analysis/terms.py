@@ -551,16 +551,11 @@ def _alias_grams(aliases: pl.DataFrame, forms: pl.Series) -> pl.DataFrame:
     return coded.drop("words")
 
 
-#: Documents whose n-grams are sorted together by :func:`_counted_word_grams`. Counting the
-#: 3.5 million n-grams of 20,000 generated abstracts (scratch script, 2 cores, CPU-s per
-#: count): 0.62 all at once, 0.53 by 16,384 documents, 0.43 by 4,096, 0.47 by 1,024, 0.82
-#: by 256 (one pass over the n-grams per range); the four columns sorted as they are,
-#: 0.93-0.97; the terms' text (doc, term) sorted, as before, 1.0-1.1.
+#: Documents whose n-grams are sorted together by :func:`_counted_word_grams` (measured
+#: choice: docs/design.md, "Counting term n-grams").
 _DOCS_PER_SORT = 4096
 #: Fewest documents per range worth packing; with less room the n-grams are sorted as they
-#: are. Ranges of a few documents each cost one pass over the n-grams each: 20,000 real
-#: abstracts with their words varied to many more forms took 21 CPU-s that way against 6.3
-#: for the text sort before (scratch check).
+#: are (docs/design.md, "Counting term n-grams").
 _MIN_DOCS_PER_SORT = 1024
 
 

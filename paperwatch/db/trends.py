@@ -350,9 +350,9 @@ def paper_set_keys(
 
     The key is ``'<size>:<XOR>:<sum>'`` of the DuckDB 64-bit ``hash`` of the paper ids:
     equal for the same set; two different sets of the same size share it with a
-    probability of about 2⁻⁶⁴. Its size is fixed whatever the set's: a common term of a
-    million-paper week has about half a million ids, which as lists ran DuckDB out of its
-    memory limit (bench/RESULTS.md). Terms without a paper that week are missing.
+    probability of about 2⁻⁶⁴. Its size is fixed whatever the set's (id lists of a common
+    term ran DuckDB out of memory: docs/design.md, "Trending terms in the database").
+    Terms without a paper that week are missing.
     """
     if not terms:
         return {}
@@ -499,7 +499,7 @@ def trending_terms_for_week(
     n_baseline = sum(baseline_sizes.values())
     has_baseline = n_week > 0 and n_baseline > 0
     # wordfreq (is_generic, the distinctive terms) loads in a thread while DuckDB, which
-    # releases the GIL, reads the week's terms: about 0.3 s less wall time on two cores.
+    # releases the GIL, reads the week's terms.
     loading = threading.Thread(target=load_english_frequencies, name="wordfreq", daemon=True)
     if n_week > 0:
         loading.start()

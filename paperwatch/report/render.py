@@ -192,12 +192,8 @@ _AUTOESCAPED = ("html", "html.j2")
 class TemplateCodeCache(FileSystemBytecodeCache):
     """Jinja2's file-system bytecode cache of the compiled templates, which never fails a
     report: a folder that cannot be created, read or written only means compiling again.
-
-    Compiling ``report.html.j2`` and ``report.txt.j2`` costs about 0.15 s of CPU at each
-    command; loading their cached code a few milliseconds. Jinja2 keys each entry by the
-    template's name and path and checks the checksum of its source, so an edited template is
-    compiled again; the folder (:func:`template_cache_dir`) is per Jinja2 version and
-    compile options.
+    Entries are keyed by template name and path and checked against the source's checksum;
+    the folder (:func:`template_cache_dir`) is per Jinja2 version and compile options.
     """
 
     def load_bytecode(self, bucket: Bucket) -> None:
