@@ -1,39 +1,14 @@
-"""Terms of abstracts and which of them trend this week. Pure, vectorised functions (Polars).
+"""Terms of abstracts. Pure, vectorised functions (Polars).
 
-The rules are written down in docs/terms.md; tests/test_terms.py pins them.
-
-Extraction (:func:`extract_terms`) turns clean abstracts (markup already removed by
-:func:`paperwatch.ingest.clean.strip_markup`) into one row per (paper, term):
-
-- *Tokens*: runs of letters/digits joined by inner hyphens or apostrophes ("vision-language",
-  "state-of-the-art"), decimal numbers ("1.38", "GPT-3.5"); every other non-space character,
-  and every URL or domain name, is a boundary that no phrase crosses.
-- *Forms*: a token with two upper-case letters in one hyphen-separated part is an acronym or
-  a name and is kept as written ("LLM", "KV", "LoRA", "Ha-FCL"), its plural merged
-  ("LLMs" → "LLM"); every other word is lower-cased and singularised by
-  :func:`singular_expr` ("models" → "model", "strategies" → "strategy").
-- *Terms*: single words and phrases of two or three consecutive words in the same clause. No
-  term is, starts with or ends with a stop word; "of" and "to" may sit inside a three-word
-  phrase ("mixture of experts": the word after "of" keeps its number). Generic research
-  nouns ("model", "method", "data") are not terms alone, and a phrase made only of them is
-  dropped. Words of five letters or more ending in -ly are taken for adverbs and treated as
-  stop words, except :data:`NOT_ADVERBS` ("anomaly", "family", "early"). Numbers alone and
-  single letters are never terms. The word lists are in
-  ``paperwatch/data/`` with their sources.
-- *Acronyms defined in the abstract* ("Federated Continual Learning (FCL)"): the expansion is
-  found by the initials of the last one to eight words before the parenthesis (hyphenated
-  parts count; "of"/"and"/... may be skipped), after Schwartz & Hearst (2003), "A simple
-  algorithm for identifying abbreviation definitions in biomedical text", PSB 8:451-462.
-  In that paper the acronym and the expansion are one term whose canonical form is the
-  expansion as a term ("federated continual learning"), or the acronym as written when the
-  expansion is not itself a term (longer than three words, or starting/ending with a stop
-  word). The definition itself is counted once.
-- *CJK text* (Han, Hiragana, Katakana; no spaces): character bigrams and trigrams of each run,
-  except those holding a Chinese function character (的, 了, 是, ...).
-
-:func:`acronym_aliases` finds the acronyms a corpus defines, so that a paper writing "LLM"
-bare counts with those writing "large language model". Which terms trend is decided in
-:mod:`paperwatch.analysis.trend_stats`.
+:func:`extract_terms` turns clean abstracts (markup removed by
+:func:`paperwatch.ingest.clean.strip_markup`) into one row per (paper, term): single words
+and phrases of two or three words in one clause, acronyms kept as written, other words
+lower-cased and singular, no stop word at either end, no generic noun alone; an acronym
+defined in the abstract counts as its expansion (after Schwartz & Hearst 2003, "A simple
+algorithm for identifying abbreviation definitions in biomedical text", PSB 8:451-462);
+CJK text gives character bigrams and trigrams. :func:`acronym_aliases` finds the acronyms
+a corpus defines. The rules: docs/terms.md ("Terms of a paper"); the word lists:
+``paperwatch/data/``; which terms trend: :mod:`paperwatch.analysis.trend_stats`.
 """
 
 from __future__ import annotations
@@ -438,6 +413,14 @@ def _definitions(docs: pl.DataFrame, vocab: pl.DataFrame) -> pl.DataFrame:
                 "expansion_is_term": pl.Boolean,
             }
         )
+    best = _shortest_matching_expansions(found, stops)
+    return _expansion_terms(best, vocab)
+
+
+def _shortest_matching_expansions(found: pl.DataFrame, stops: list[str]) -> pl.DataFrame:
+    """Per (doc, acronym) of ``found`` (columns doc, words, acronym), the shortest run of
+    words before the parenthesis whose initials spell the acronym (all words' initials
+    or those of the words not in ``stops``): rows of ``found`` with ``cand`` (the words)."""
     letters_upper = pl.col("acronym").str.replace_all(r"[^\p{Lu}]", "").str.to_lowercase()
     letters_all = pl.col("acronym").str.replace_all(r"[^\p{L}]", "").str.to_lowercase()
     parts = pl.col("cand").list.join(" ").str.replace_all("-", " ").str.split(" ")
@@ -468,9 +451,14 @@ def _definitions(docs: pl.DataFrame, vocab: pl.DataFrame) -> pl.DataFrame:
         & ~pl.col("first_lower").is_in(stops)
         & (letters_upper.str.len_chars() >= 2)
     )
-    best = matches.sort("doc", "acronym", "k", "def").unique(
+    return matches.sort("doc", "acronym", "k", "def").unique(
         subset=["doc", "acronym"], keep="first", maintain_order=True
     )
+
+
+def _expansion_terms(best: pl.DataFrame, vocab: pl.DataFrame) -> pl.DataFrame:
+    """Rows (doc, acronym, canonical, expansion_is_term): the expansion in its term forms
+    (``vocab``), or the acronym itself when the expansion is not a term."""
     # The expansion's words in their term forms (same tokens and vocabulary as the text).
     words = (
         best.select("doc", "acronym", expansion=pl.col("cand").list.join(" "))

@@ -309,10 +309,7 @@ def score_trending_terms(
     *rising*, *falling*. A sub-term is dropped when a reported longer term of the same kind
     containing it accounts for all but fewer than ``min_support`` of its papers (this week,
     and in the baseline scaled to this week's size): "large language" under "large language
-    model". Effect size: log2 ratio of the shares, each smoothed by ½ paper,
-    log2((y_i + ½)/(n_i + 1)) − log2((y_j + ½)/(n_j + 1)), with the standard error of a
-    log ratio of proportions (delta method: 1/(y_i + ½) − 1/(n_i + 1) + 1/(y_j + ½) −
-    1/(n_j + 1), plus the wobble τ²(1 + 1/K), over ln 2).
+    model". Effect size: :func:`_effects`.
 
     Args:
         week_df: columns ``term`` (str), ``papers`` (int): papers of this week with the term.
@@ -326,9 +323,7 @@ def score_trending_terms(
 
     Returns:
         Reported terms, columns :data:`SCORE_COLUMNS`: term, kind ('new' | 'rising' |
-        'falling'), rank (1-based per kind: new by share this week; rising and falling by
-        the end of the log2_ratio's 95 % interval nearest to 0, largest change first — see
-        :data:`RANK_Z`; then q-value, then term), papers_week,
+        'falling'), rank (1-based per kind, :func:`rank_trends`), papers_week,
         papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value,
         q_value (Float64). Rows: new, then rising, then falling. Deterministic.
 
@@ -363,8 +358,38 @@ def score_trending_terms(
     )
     p_two = np.minimum(1.0, 2 * np.minimum(p_up, p_down))
     q = benjamini_hochberg(p_two)
+    scored = _effects(tested, p_two, q, n_week, n_baseline, dispersion, weeks_with_papers)
+    yi = pl.col("papers_week")
+    reported = scored.filter(
+        (pl.col("q_value") <= fdr) & ((pl.col("kind") == "falling") | (yi >= min_support))
+    )
+    # The word lists and wordfreq only for the terms that passed the test (a few of the
+    # thousands tested), each looked up once in plain Python (no per-row Polars callback).
+    reported = reported.filter(pl.Series(_not_generic(reported["term"]), dtype=pl.Boolean))
+    reported = drop_covered(reported, min_support, n_week, n_baseline, by="kind")
+    return rank_trends(reported)
+
+
+def _effects(
+    tested: pl.DataFrame,
+    p_two: np.ndarray,
+    q: np.ndarray,
+    n_week: int,
+    n_baseline: int,
+    dispersion: float,
+    weeks_with_papers: int,
+) -> pl.DataFrame:
+    """``tested`` with ``p_value``, ``q_value``, ``rate_week``, ``rate_baseline``,
+    ``log2_ratio``, ``_log2_se``, ``_log2_bound`` and ``kind``.
+
+    Effect size: log2 ratio of the shares, each smoothed by ½ paper,
+    log2((y_i + ½)/(n_i + 1)) − log2((y_j + ½)/(n_j + 1)), with the standard error of a
+    log ratio of proportions (delta method: 1/(y_i + ½) − 1/(n_i + 1) + 1/(y_j + ½) −
+    1/(n_j + 1), plus the wobble τ²(1 + 1/K), over ln 2); ``_log2_bound`` is the end of its
+    :data:`RANK_Z` interval nearest to 0.
+    """
     yi, yj = pl.col("papers_week"), pl.col("papers_baseline")
-    scored = (
+    return (
         tested.with_columns(
             p_value=pl.Series(p_two, dtype=pl.Float64),
             q_value=pl.Series(q, dtype=pl.Float64),
@@ -392,19 +417,13 @@ def score_trending_terms(
             .otherwise(pl.lit("rising"))
         )
     )
-    reported = scored.filter(
-        (pl.col("q_value") <= fdr) & ((pl.col("kind") == "falling") | (yi >= min_support))
-    )
-    # The word lists and wordfreq only for the terms that passed the test (a few of the
-    # thousands tested), each looked up once in plain Python (no per-row Polars callback).
-    reported = reported.filter(pl.Series(_not_generic(reported["term"]), dtype=pl.Boolean))
-    reported = drop_covered(reported, min_support, n_week, n_baseline, by="kind")
-    return rank_trends(reported)
 
 
 def rank_trends(reported: pl.DataFrame) -> pl.DataFrame:
-    """Order and rank rows of :func:`score_trending_terms` (see there); needs its
-    ``_log2_bound`` column; returns columns :data:`SCORE_COLUMNS`."""
+    """Order and rank rows of :func:`score_trending_terms` (needs its ``_log2_bound``
+    column): rank 1-based per kind, new by share this week; rising and falling by the end
+    of the log2_ratio's 95 % interval nearest to 0 (:data:`RANK_Z`), largest change first;
+    then q-value, then term. Returns columns :data:`SCORE_COLUMNS`."""
     order = (
         pl.when(pl.col("kind") == "new")
         .then(-pl.col("rate_week"))

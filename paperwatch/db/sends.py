@@ -22,7 +22,7 @@ import duckdb
 
 from paperwatch.db import query
 from paperwatch.report.message import html_sha256, message_bytes, recipients_of, require_iso_week
-from paperwatch.report.smtp import MailDeliveryError, Mailer, deliver
+from paperwatch.report.smtp import Delivery, MailDeliveryError, Mailer, deliver
 
 log = logging.getLogger(__name__)
 
@@ -108,50 +108,33 @@ def send_report(
     clock: Callable[[], datetime] = _utcnow,
     reader: str | None = None,
 ) -> SendOutcome:
-    """Send the report of ``week`` at most once, retrying transient failures; record it.
+    """Send the report of ``week`` at most once per reader, retrying transient failures;
+    record every step in ``reports``.
 
-    "Once" is per week and reader: the message of one reader of ``smtp.readers``
-    (``reader``, their address) is recorded with ``reports.reader`` set, the message to
-    the plain recipients with it null, and each is refused again on its own.
-
-    Before the first attempt a ``sending`` row is inserted in ``reports``; it becomes
-    ``sent`` (with recipients, Message-ID, SHA-256 of the HTML part and of the message,
-    attempts, refused recipients in ``error``) or ``failed`` (with the last error). A
-    ``sending`` row left behind by a process that died mid-send blocks further sends of
-    that week: it may have been delivered. Transient failures (connection refused or
-    timed out, 4xx) are retried ``retries`` times after ``backoff_s * 2**k`` seconds
-    (k = 0, 1, ...); permanent ones (authentication, TLS, 5xx) are not.
-
-    A dry-run mailer (``mailer.dry_run``) writes its file and records a ``dry_run`` row;
-    it is never refused and never marks the week as sent.
-
-    A resend of a week already delivered gets a fresh Message-ID
-    (``<paperwatch.<week>.<hash>.r<n>@domain>``, n = deliveries so far) on a copy of
-    ``message``, because mail clients drop a message whose Message-ID they have seen.
-
-    ``con`` should be the writer connection; holding it for the whole send (at most
-    ``(retries + 1) * smtp.timeout_s`` plus the backoff) is what keeps two processes
-    from sending the same week.
+    A ``sending`` row is inserted before the first attempt and becomes ``sent`` or
+    ``failed``; a ``sending`` row left by a process that died mid-send blocks the week
+    (it may have been delivered). A dry-run mailer records a ``dry_run`` row and never
+    marks the week as sent. A resend of a delivered week gets a fresh Message-ID
+    (``<...r<n>@domain>``, n = deliveries so far). Design: docs/design.md, "Send once".
 
     Args:
-        con: a read-write DuckDB connection with the schema applied.
-        mailer: an :class:`SmtpMailer` or :class:`EmlFolderMailer`.
+        con: the read-write (writer) connection, schema applied; held for the whole send.
+        mailer: an :class:`~paperwatch.report.smtp.SmtpMailer` or
+            :class:`~paperwatch.report.smtp.EmlFolderMailer`.
         week: the ISO week, e.g. ``2026-W48``.
-        message: from :func:`build_message`.
+        message: from :func:`paperwatch.report.message.build_message`.
         resend: send even if the week was sent (or a send was interrupted).
-        retries: extra attempts after the first for transient failures (>= 0).
-        backoff_s: first wait between attempts, in seconds; doubles each time.
-        sleep, clock: injectable for tests (``clock`` returns an aware UTC datetime).
-        reader: the reader this message is for (canonical address), or None for the
+        retries, backoff_s, sleep: as :func:`paperwatch.report.smtp.deliver` (seconds).
+        clock: returns the aware UTC time recorded (injectable for tests).
+        reader: the reader's canonical address (``reports.reader``), or None for the
             message to the plain recipients.
 
     Returns:
         A :class:`SendOutcome`; ``status == "failed"`` when every attempt failed
-        (call :meth:`SendOutcome.raise_for_failure` to turn that into an exception).
+        (:meth:`SendOutcome.raise_for_failure` raises then).
 
     Raises:
-        AlreadySentError: the week was sent (message gives when, to whom, Message-ID) or
-            a send of it was interrupted, and ``resend`` is false.
+        AlreadySentError: the week was sent or a send was interrupted, and not ``resend``.
         ValueError: ``week`` is not an ISO week or ``retries < 0``.
     """
     require_iso_week(week)
@@ -166,7 +149,27 @@ def send_report(
         message = _with_resend_message_id(message, len(sent))
     if mailer.dry_run:
         return _dry_run(con, mailer, week, message, clock, reader, previously_sent_at)
+    return _deliver_and_record(
+        con, mailer, week, message, resend, clock, reader, previously_sent_at,
+        lambda m: deliver(
+            mailer, m, week=week, reader=reader, retries=retries, backoff_s=backoff_s,
+            sleep=sleep,
+        ),
+    )  # fmt: skip
 
+
+def _deliver_and_record(
+    con: duckdb.DuckDBPyConnection,
+    mailer: Mailer,
+    week: str,
+    message: EmailMessage,
+    resend: bool,
+    clock: Callable[[], datetime],
+    reader: str | None,
+    previously_sent_at: datetime | None,
+    send: Callable[[EmailMessage], Delivery],
+) -> SendOutcome:
+    """Insert the ``sending`` row, ``send`` the message, and record ``sent`` or ``failed``."""
     recipients, body_sha, message_sha, message_id = _fingerprint(message)
     report_id = query(
         con,
@@ -181,10 +184,7 @@ def send_report(
         started_at=clock(),
         reader=reader,
     )[0]["report_id"]
-    done = deliver(
-        mailer, message, week=week, reader=reader, retries=retries, backoff_s=backoff_s,
-        sleep=sleep,
-    )  # fmt: skip
+    done = send(message)
     status: Literal["sent", "failed"] = "failed" if done.error else "sent"
     note = done.error
     if status == "sent" and done.refused:

@@ -39,7 +39,7 @@ from paperwatch.analysis.trend_stats import (
 )
 from paperwatch.clock import previous_weeks
 from paperwatch.db import read_sql
-from paperwatch.settings import Settings
+from paperwatch.settings import Settings, TrendingSettings
 
 #: Weeks shown in each term's small chart: this week and the seven before.
 CHART_WEEKS = 8
@@ -262,20 +262,8 @@ def _store_paper_terms(
             for name, frame in frames.items():
                 con.register(name, db.arrow_view(frame))
             if ids is not None:
-                con.execute(
-                    "delete from paper_terms where paper_id in (select paper_id from _pw_ids)"
-                )
-                con.execute(
-                    "delete from paper_terms_extracted where paper_id in (select paper_id from _pw_ids)"
-                )
-            con.execute(
-                "insert into paper_terms (paper_id, term, n, first_seen_week) "
-                "select paper_id, term, n, first_seen_week from _pw_terms"
-            )
-            con.execute(
-                "insert into paper_terms_extracted (paper_id, extractor_version, terms, extracted_at) "
-                "select paper_id, extractor_version, terms, extracted_at from _pw_counts"
-            )
+                con.execute(read_sql("queries", "delete_paper_terms_of_ids"))
+            con.execute(read_sql("queries", "insert_paper_terms"))
         finally:
             for name in frames:
                 con.unregister(name)
@@ -464,13 +452,11 @@ def trending_terms_for_week(
 ) -> TrendingResult:
     """Test the terms of ``week`` against the ``settings.trending.baseline_weeks`` before it.
 
-    Reads ``papers`` and ``paper_terms`` (run :func:`update_paper_terms` first). Acronyms
-    that papers of the last :data:`CHART_WEEKS` weeks (and the baseline) define count as
-    their expansion (:func:`paperwatch.analysis.terms.acronym_aliases`). With a baseline, the terms
-    are tested by :func:`paperwatch.analysis.trend_stats.score_trending_terms` (beta-binomial per
-    term, Benjamini-Hochberg at ``trending.fdr``); without one (no paper in the week or in
-    the baseline weeks) ``has_baseline`` is False and the week's distinctive terms are
-    listed (:func:`paperwatch.analysis.trend_stats.distinctive_terms`). Every shown term gets its
+    Reads ``papers`` and ``paper_terms`` (run :func:`update_paper_terms` first); acronyms
+    defined in the last :data:`CHART_WEEKS` weeks count as their expansion. With a baseline,
+    terms are tested by :func:`paperwatch.analysis.trend_stats.score_trending_terms`;
+    without one (``has_baseline`` False) the week's distinctive terms are listed
+    (:func:`paperwatch.analysis.trend_stats.distinctive_terms`). Every shown term gets its
     weekly share over the last :data:`CHART_WEEKS` weeks and its example papers.
 
     Args:
@@ -478,9 +464,8 @@ def trending_terms_for_week(
         week: ISO week ``YYYY-Www``.
         settings: uses ``trending.baseline_weeks``, ``min_support``, ``top_n``, ``fdr``,
             ``first_week_terms`` and ``examples_per_term``.
-        persist: replace the week's rows of the ``trending_terms`` table with every reported
-            row (all significant new, rising and falling terms, or the distinctive terms
-            when there is no baseline), in one transaction.
+        persist: replace the week's rows of ``trending_terms`` with every reported row
+            (:func:`store_trending_terms`).
 
     Returns:
         A :class:`TrendingResult`; rows ranked deterministically (ties broken by term).
@@ -504,43 +489,18 @@ def trending_terms_for_week(
     if n_week > 0:
         loading.start()
     aliases = _aliases(con, all_weeks) if n_week > 0 else {}
-    counts = (
-        _document_frequencies(
+    counts = pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
+    if n_week > 0:
+        counts = _document_frequencies(
             con, week, baseline_weeks, n_week, n_baseline, cfg.min_support, aliases
         )
-        if n_week > 0
-        else pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
-    )
     week_df = counts.filter(pl.col("week") == week).select("term", "papers")
     if n_week > 0:
         loading.join()
 
-    scored: pl.DataFrame | None = None
-    shown: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
-    tested = 0
-    if has_baseline:
-        baseline_df = counts.filter(pl.col("week") != week)
-        scored = score_trending_terms(
-            week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
-        )
-        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases)
-        scored = merge_same_papers(scored, sets)
-        tested = counts.select("term").n_unique()
-        for kind in ("new", "rising", "falling"):
-            shown[kind] = scored.filter(pl.col("kind") == kind).head(cfg.top_n).to_dicts()
-    elif n_week > 0 and cfg.first_week_terms > 0:
-        candidates = distinctive_terms(
-            week_df,
-            n_week,
-            words[week],
-            cfg.min_support,
-            3 * cfg.first_week_terms,
-            defined=frozenset(aliases.values()),
-        )
-        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases)
-        merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
-        shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
-
+    scored, shown, tested = _shown_terms(
+        con, week, counts, (n_week, baseline_sizes, words[week]), cfg, aliases, has_baseline
+    )
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
     also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
     per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
@@ -567,6 +527,49 @@ def trending_terms_for_week(
     if persist:
         store_trending_terms(con, result, scored)
     return result
+
+
+def _shown_terms(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    counts: pl.DataFrame,
+    sizes: tuple[int, dict[str, int], int],
+    cfg: TrendingSettings,
+    aliases: dict[str, str],
+    has_baseline: bool,
+) -> tuple[pl.DataFrame | None, dict[str, list[dict[str, Any]]], int]:
+    """The terms shown for ``week``: ``(every reported row or None, rows shown by kind,
+    terms tested)``. ``counts``: :func:`_document_frequencies`; ``sizes``: papers of the
+    week, papers of each baseline week, words of the week."""
+    n_week, baseline_sizes, words_week = sizes
+    week_df = counts.filter(pl.col("week") == week).select("term", "papers")
+    scored: pl.DataFrame | None = None
+    shown: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    tested = 0
+    if has_baseline:
+        baseline_df = counts.filter(pl.col("week") != week)
+        scored = score_trending_terms(
+            week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
+        )
+        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases)
+        scored = merge_same_papers(scored, sets)
+        tested = counts.select("term").n_unique()
+        for kind in ("new", "rising", "falling"):
+            shown[kind] = scored.filter(pl.col("kind") == kind).head(cfg.top_n).to_dicts()
+    elif n_week > 0 and cfg.first_week_terms > 0:
+        candidates = distinctive_terms(
+            week_df,
+            n_week,
+            words_week,
+            cfg.min_support,
+            3 * cfg.first_week_terms,
+            defined=frozenset(aliases.values()),
+        )
+        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases)
+        merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
+        shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
+
+    return scored, shown, tested
 
 
 #: Columns of the ``trending_terms`` table written by :func:`store_trending_terms`.
@@ -654,14 +657,11 @@ def store_trending_terms(
         duckdb.Error: the write failed (rolled back).
     """
     rows = trending_rows(result, scored).with_columns(computed_at=pl.lit(datetime.now(UTC)))
-    columns = ", ".join(
-        ["week", *TRENDING_SCHEMA, "baseline_weeks", "min_support", "fdr", "computed_at"]
-    )
     con.execute("begin")
     try:
         con.register("_pw_trending", rows.to_arrow())
-        con.execute("delete from trending_terms where week = ?", [result.week])
-        con.execute(f"insert into trending_terms ({columns}) select {columns} from _pw_trending")
+        db.query(con, "delete_trending_terms_of_week", week=result.week)
+        con.execute(read_sql("queries", "insert_trending_terms"))
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

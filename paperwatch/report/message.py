@@ -345,46 +345,32 @@ def build_message(
 ) -> EmailMessage:
     """Build the report email: text and HTML alternatives, plus attachments.
 
-    MIME tree (without attachments; both bodies quoted-printable)::
-
-        multipart/alternative
-          text/plain; charset=utf-8
-          text/html; charset=utf-8
-
-    With attachments the alternative is wrapped in ``multipart/mixed`` followed by the
-    files; an attachment with ``content_id`` goes into ``multipart/related`` with the HTML
-    part instead. Headers: ``From``, ``To``, ``Subject`` (non-ASCII text, e.g. a Chinese
-    venue header, is RFC 2047-encoded when serialised), ``Date``, ``Message-ID``,
-    ``Auto-Submitted: auto-generated`` (RFC 3834, so auto-responders stay quiet) and
+    MIME: ``multipart/alternative`` (text/plain, text/html; UTF-8, quoted-printable),
+    wrapped in ``multipart/mixed`` with the attachments; one with ``content_id`` goes into
+    ``multipart/related`` with the HTML part. Headers: From, To, Subject (RFC 2047 when
+    non-ASCII), Date, ``Message-ID: <paperwatch.<week>.<16 hex>@<message_id_domain>>``
+    (the hex from a SHA-256 of every input, as are the MIME boundaries: the same inputs
+    give the same bytes), ``Auto-Submitted: auto-generated`` (RFC 3834) and
     ``X-Paperwatch-Week`` when ``week`` is given.
 
-    The result is deterministic: ``Message-ID`` is
-    ``<paperwatch.<week>.<16 hex>@<message_id_domain>>`` where the hex digits start the
-    SHA-256 of subject, sender, recipients, date, both bodies and every attachment, and
-    the multipart boundaries derive from the same hash, so rendering the same week again
-    gives the same bytes (``message.as_bytes()``).
-
     Args:
-        subject: the subject (see :func:`subject_for`).
-        sender: the ``From`` mailbox.
-        recipients: ``To`` mailboxes (at least one).
-        html: the HTML part, already inlined (:func:`inline_css`).
-        text: the plain-text part.
-        date: the ``Date`` header; must be time-zone aware (e.g. the end of the week).
+        subject, sender, recipients: the headers (:func:`subject_for`; at least one
+            recipient).
+        html: the HTML part, already inlined (:func:`inline_css`); ``text``: the text part.
+        date: the ``Date`` header, time-zone aware.
         message_id_domain: right-hand side of the Message-ID (e.g. the sender's domain).
-        week: the ISO week the report is about, used in Message-ID and a header.
-        attachments: files to attach (see :class:`Attachment`).
+        week: the ISO week the report is about, or None.
+        attachments: files to attach (:class:`Attachment`).
         max_html_bytes: size limit passed to :func:`check_email_safety`.
 
     Returns:
-        An :class:`email.message.EmailMessage` with policy :data:`email.policy.SMTP`
-        (CRLF line ends), ready for :meth:`Mailer.send`.
+        An :class:`~email.message.EmailMessage` with policy :data:`email.policy.SMTP`.
 
     Raises:
         HeaderInjectionError: a subject, address, file name or content id contains a line
             break or control character.
-        ValueError: an address is invalid, there is no recipient, ``date`` is naive, or
-            ``week`` is not an ISO week.
+        ValueError: an address is invalid, no recipient, ``date`` naive, ``week`` not an
+            ISO week, a bad MIME type or domain.
         UnsafeHtmlError: the HTML fails :func:`check_email_safety`.
     """
     sender, to = _checked_headers(subject, sender, recipients, message_id_domain, date, week)
