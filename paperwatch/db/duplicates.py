@@ -38,7 +38,7 @@ from paperwatch.settings import DedupSettings, Settings
 CANDIDATE_BAND_ROWS = 7_000_000
 #: Share of the sketched papers pending from which :func:`_candidates` ranks every shared
 #: bucket rather than finding those the pending papers touch (crossover measured in
-#: docs/design.md, "Near-duplicate candidates").
+#: docs/design.md, "Near-duplicates in the database").
 BACKFILL_SHARE = 0.25
 
 

@@ -115,7 +115,7 @@ def send_report(
     ``failed``; a ``sending`` row left by a process that died mid-send blocks the week
     (it may have been delivered). A dry-run mailer records a ``dry_run`` row and never
     marks the week as sent. A resend of a delivered week gets a fresh Message-ID
-    (``<...r<n>@domain>``, n = deliveries so far). Design: docs/design.md, "Send once".
+    (``<...r<n>@domain>``, n = deliveries so far). Design: docs/design.md, "Where the report and the mail live".
 
     Args:
         con: the read-write (writer) connection, schema applied; held for the whole send.

@@ -20,13 +20,9 @@ def largest_fitting(
     """The largest row count in ``[0, high)`` whose size is at most ``budget``.
 
     Interpolation search (Perl, Itai & Avni 1978, "Interpolation search—a log log N
-    search", CACM 21(7):550-553) on a size that does not decrease with the rows shown: the
-    next guess is where the line through the two nearest measured sizes meets the budget,
-    kept strictly inside the bracket, and its neighbour measured too (the line is often
-    one row off); a step that does not halve the bracket is followed by a bisection, so
-    the worst case is three measurements per halving. With sizes close to linear in the
-    rows (the report's lists) it measures 2-3 sizes besides ``size_of(0)``. For any
-    non-decreasing size it gives the same answer as a binary search.
+    search", CACM 21(7):550-553) with a neighbour probe and a bisection when a step does
+    not halve the bracket (docs/design.md, "Where the report and the mail live"). For any non-decreasing
+    ``size_of`` it gives the same answer as a binary search.
 
     Args:
         size_of: rows → size (bytes; any int unit), non-decreasing in rows.

@@ -2,8 +2,9 @@
 
 :func:`build_message` makes ``multipart/alternative`` (text/plain, text/html), wrapped in
 ``multipart/mixed`` when files are attached, with the standard library (not prefect-email:
-docs/design.md, "E-mail message"). Its bytes are a pure function of the inputs: ``Date``
-is given, ``Message-ID`` and MIME boundaries derive from a hash of the content.
+docs/design.md, "Where the report and the mail live"). Its bytes are a pure function of
+the inputs: ``Date`` is given, ``Message-ID`` and MIME boundaries derive from a hash of
+the content.
 """
 
 from __future__ import annotations
@@ -222,14 +223,9 @@ def _checked_address(value: str, field_name: str, fix: str) -> str:
 def inline_css(html: str, *, relative_links: bool = False, check: bool = True) -> str:
     """Inline a document's CSS for email and keep only ``@media`` rules in a ``<style>`` block.
 
-    Uses css-inline (``CSSInliner(keep_style_tags=False, keep_at_rules=True,
-    keep_link_tags=False, load_remote_stylesheets=False)``): every rule of every
-    ``<style>`` element is copied into the ``style`` attributes of the elements it
-    matches (existing ``style`` attributes win), ``<link>`` elements are removed
-    without being fetched, and the at-rules that cannot be inlined are kept in one
-    ``<style>`` block. Of those only ``@media`` rules without external ``url()`` are
-    kept (``@import``, ``@font-face`` and the like are dropped); clients that drop
-    ``<style>`` still get the inlined desktop layout.
+    css-inline copies every ``<style>`` rule into the ``style`` attributes of the elements
+    it matches (existing ones win), drops ``<link>`` without fetching it, and keeps only
+    ``@media`` rules without external ``url()`` in one ``<style>`` block.
 
     Args:
         html: a full HTML document (``<html>...``), as rendered.
@@ -529,20 +525,20 @@ def report_message(
     sender's.
 
     Args:
-        report: from :func:`render_report`.
+        report: from :func:`paperwatch.report.render.render_report`.
         sender: the ``From`` mailbox (``smtp.sender``).
         recipients: ``To`` mailboxes (``smtp.recipients``).
         date: the ``Date`` header, time-zone aware (the flow's clock: ``--as-of`` or now).
 
     Returns:
-        The message (see :func:`paperwatch.report.mail.build_message`); deterministic.
+        The message (:func:`build_message`); deterministic.
 
     Raises:
-        paperwatch.report.mail.HeaderInjectionError: the subject or an address contains a
-            line break or control character.
+        HeaderInjectionError: the subject or an address contains a line break or control
+            character.
         ValueError: an address is invalid, no recipient, ``date`` naive.
-        paperwatch.report.mail.UnsafeHtmlError: the HTML fails the e-mail safety check (for
-            example over :data:`~paperwatch.report.email_safety.MAX_HTML_BYTES`).
+        UnsafeHtmlError: the HTML fails the e-mail safety check (for example over
+            :data:`~paperwatch.report.email_safety.MAX_HTML_BYTES`).
     """
     domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
     return build_message(
