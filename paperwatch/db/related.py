@@ -102,7 +102,7 @@ def store_related_papers(
     )  # fmt: skip
     with db.transaction(con):
         db.query(con, "delete_related_papers_of_week", week=week)
-        # Bulk insert from the frame, never executemany (PITFALLS: 25 s for 20k rows).
+        # Bulk insert from the frame, never executemany (PITFALLS.md, DuckDB).
         con.register("_related_rows", frame)
         try:
             db.query(con, "insert_related_papers", week=week, at=at)
