@@ -13,8 +13,8 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from flows.report import weekly_report
 from paperwatch.cli import app
+from paperwatch.flows.report import weekly_report
 from paperwatch.report.mail import AlreadySentError
 
 from .conftest import SEEDS_WEEK, Server
