@@ -11,11 +11,11 @@ import duckdb
 import pytest
 
 from paperwatch.flows.ingest import ingest_listings
+from paperwatch.ingest import prepare
 from paperwatch.ingest.clean import extract_urls
 from paperwatch.ingest.files import (
     ListingFileStat,
     name_ignore_reason,
-    prepare,
     printable_name,
     read_listing_file,
     scan_folder,
