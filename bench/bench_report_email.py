@@ -64,7 +64,7 @@ def main() -> None:
     papers = int(sys.argv[1]) if len(sys.argv) > 1 else 5_000
     folder = Path(tempfile.mkdtemp(prefix="bench-report-email-"))
     try:
-        from flows.ingest import ingest_listings
+        from paperwatch.flows.ingest import ingest_listings
 
         listings = folder / "listings"
         shutil.copytree(ROOT / "seeds", listings)

@@ -570,7 +570,7 @@ def prefect_overhead(timings: Timings) -> None:
 
 def flow_run(corpus: Path, database: Path, timings: Timings) -> Any:
     """One real ``ingest-listings`` run over the first week folder (fresh database)."""
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     week = load_manifest(corpus)["weeks"][0]
     with timings.stage("flow: ingest-listings (week 1)"):

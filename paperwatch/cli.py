@@ -380,7 +380,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
 
     try:
         with (
-            _server_guard(home, warm=("flows.ingest", "great_expectations")),
+            _server_guard(home, warm=("paperwatch.flows.ingest", "great_expectations")),
             _short_run_errors(
                 DatabaseLockedError,
                 DatabaseDamagedError,
@@ -393,7 +393,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
                 settings=settings,
             ),
         ):
-            from flows.ingest import ingest_listings
+            from paperwatch.flows.ingest import ingest_listings
 
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
     except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
@@ -874,7 +874,7 @@ def _run_report(
 
     try:
         with (
-            _server_guard(home, warm=("flows.report",)),
+            _server_guard(home, warm=("paperwatch.flows.report",)),
             _short_run_errors(
                 AlreadySentError,
                 MailDeliveryError,
@@ -889,7 +889,7 @@ def _run_report(
                 settings=settings,
             ),
         ):
-            from flows.report import weekly_report
+            from paperwatch.flows.report import weekly_report
 
             return weekly_report(
                 week=week,
@@ -949,7 +949,7 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
 
 
 def _print_email(outcome: object) -> None:
-    from flows.report import ReportOutcome
+    from paperwatch.flows.report import ReportOutcome
 
     assert isinstance(outcome, ReportOutcome)
     for earlier in outcome.pending_sent:
@@ -1034,7 +1034,7 @@ def report(
     outcome = _run_report(
         settings, week, as_of, send=send or resend, dry_run=dry_run, resend=resend
     )
-    from flows.report import ReportOutcome
+    from paperwatch.flows.report import ReportOutcome
 
     assert isinstance(outcome, ReportOutcome)
     typer.echo(f"report of {outcome.week}: {outcome.html_path} (plain text: {outcome.text_path})")
@@ -1063,7 +1063,7 @@ def run(
     assert isinstance(settings, Settings)
     _print_ingest(summary, settings.database)
     outcome = _run_report(settings, None, as_of)
-    from flows.report import ReportOutcome  # (imported by then: the flow ran)
+    from paperwatch.flows.report import ReportOutcome  # (imported by then: the flow ran)
 
     assert isinstance(outcome, ReportOutcome)
     done = time.monotonic()
@@ -1113,7 +1113,7 @@ def rebuild(
             "that run has finished",
             code=EXIT_LOCKED,
         )
-    from flows.rebuild import RebuildOutcome, rebuild_database
+    from paperwatch.flows.rebuild import RebuildOutcome, rebuild_database
 
     expected = (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error, OSError)
     try:
@@ -1456,7 +1456,7 @@ def serve(
     assert isinstance(settings, Settings)
     # Flow runs are subprocesses: they read these from the environment.
     os.environ["PREFECT_LOGGING_LEVEL"] = log_level.upper()
-    from flows.deployments import serve_deployments
+    from paperwatch.flows.deployments import serve_deployments
 
     typer.echo(
         f"serving ingest-listings ({settings.watch_dir.resolve()}, every "

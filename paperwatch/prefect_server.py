@@ -535,7 +535,7 @@ def warm_imports(modules: Iterable[str]) -> None:
     is moved to the permanent generation (:func:`gc.freeze`): imports make next to no
     garbage, yet each time the objects that survived a collection grew by a quarter
     CPython went over all of them again (five full collections, 0.47 s, while
-    ``flows.ingest`` and Great Expectations were imported), and later collections would
+    ``paperwatch.flows.ingest`` and Great Expectations were imported), and later collections would
     have gone over the imported modules each time.
     """
     enabled = gc.isenabled()

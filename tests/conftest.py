@@ -82,7 +82,7 @@ def seeded_database_file(prefect_harness: None, tmp_path_factory: pytest.TempPat
 
     Do not write to it: use :func:`seeded_database`, a fresh copy per test.
     """
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     folder = tmp_path_factory.mktemp("seeded")
     listings = folder / "listings"

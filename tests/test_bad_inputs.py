@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings, read_listing_files
+from paperwatch.flows.ingest import ingest_listings, read_listing_files
 from paperwatch.ingest.files import ListingFileStat
 
 from .conftest import SEEDS

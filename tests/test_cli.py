@@ -126,7 +126,7 @@ def test_nothing_new_is_decided_without_a_flow(
 ) -> None:
     import duckdb
 
-    import flows.ingest
+    import paperwatch.flows.ingest
 
     database = tmp_path / "pw.duckdb"
     args = ["ingest", "--folder", str(seed_folder), "--database", str(database)]
@@ -134,9 +134,9 @@ def test_nothing_new_is_decided_without_a_flow(
     assert first.exit_code == 0, first.output
 
     flow_runs: list[tuple[object, ...]] = []
-    real_flow = flows.ingest.ingest_listings
+    real_flow = paperwatch.flows.ingest.ingest_listings
     monkeypatch.setattr(
-        flows.ingest, "ingest_listings", lambda *a: flow_runs.append(a) or real_flow(*a)
+        paperwatch.flows.ingest, "ingest_listings", lambda *a: flow_runs.append(a) or real_flow(*a)
     )
     quick = runner.invoke(app, args)
     assert quick.exit_code == 0, quick.output

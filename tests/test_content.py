@@ -12,10 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
 from paperwatch import db
 from paperwatch.db import load as store
 from paperwatch.db.batches import check_batch, load_batch, prepare_files
+from paperwatch.flows.ingest import ingest_listings
 from paperwatch.ingest.files import ListingFileStat, PreparedFile, hash_listing_files, scan_folder
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # ISO week 2026-W48

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
+from paperwatch.flows.ingest import ingest_listings
 
 AS_OF = "2026-11-25T10:00:00+00:00"
 LATER = "2026-12-02T10:00:00+00:00"

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
 from paperwatch import db
+from paperwatch.flows.ingest import ingest_listings
 from paperwatch.ingest import clean
 from paperwatch.ingest.clean import (
     clean_abstract,

@@ -8,9 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
-from flows.report import weekly_report
 from paperwatch import db
+from paperwatch.flows.ingest import ingest_listings
+from paperwatch.flows.report import weekly_report
 from tests.conftest import write_revised_seed
 
 AS_OF = "2026-11-25T10:00:00+00:00"  # Wednesday of ISO week 2026-W48

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
+from paperwatch.flows.ingest import ingest_listings
 from tests.conftest import write_revised_seed
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -23,7 +23,7 @@ AS_OF = "2026-11-25T10:00:00+00:00"
 #: clean-up, as under SIGKILL) the moment the flow starts near-duplicate detection.
 _KILLED_BEFORE_NEAR_DUPLICATES = """
 import os, sys
-import flows.ingest as flow
+import paperwatch.flows.ingest as flow
 
 def die(*args, **kwargs):
     os._exit(9)

@@ -588,7 +588,7 @@ def test_a_worker_keeps_freed_memory_when_polars_was_imported_before_paperwatch_
     assert options == f"{POLARS_OWN_ALLOCATOR_CONF},{KEPT_LONGER}"
 
 
-@pytest.mark.parametrize("first", ["paperwatch.cli", "flows.ingest"])
+@pytest.mark.parametrize("first", ["paperwatch.cli", "paperwatch.flows.ingest"])
 def test_the_command_line_and_the_flows_ask_before_they_import_polars(first: str) -> None:
     # The command line; a flow run a Prefect worker starts (it imports the flow's module).
     import subprocess

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.ingest import ingest_listings
+from paperwatch.flows.ingest import ingest_listings
 from paperwatch.ingest import prepare
 from paperwatch.ingest.clean import extract_urls
 from paperwatch.ingest.files import (

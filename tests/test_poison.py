@@ -70,7 +70,7 @@ def test_a_small_run_prepares_in_one_worker_process_under_the_ceiling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under 8 MiB pending, the files go to one worker: an abort there is contained too."""
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     listings = tmp_path / "listings"
     shutil.copytree(SEEDS, listings)
@@ -92,7 +92,7 @@ def test_a_small_run_prepares_in_one_worker_process_under_the_ceiling(
 def test_a_file_that_kills_its_worker_is_quarantined_and_the_batch_loads(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     database = tmp_path / "pw.duckdb"
     monkeypatch.setattr(batches, "POOL_MIN_BYTES", 0)  # the process pool even for 5 files
@@ -155,8 +155,8 @@ def test_a_file_that_kills_its_worker_is_quarantined_and_the_batch_loads(
 def test_another_version_tries_a_quarantined_file_again(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.ingest import ingest_listings
     from paperwatch.db import load as store
+    from paperwatch.flows.ingest import ingest_listings
 
     database = tmp_path / "pw.duckdb"
     monkeypatch.setenv(FAULT_ENV, "poison_exit.txt:raise,poison_memory.txt:raise")
@@ -263,7 +263,7 @@ def test_a_file_that_hangs_is_stopped_at_the_time_limit_and_the_batch_loads(
 ) -> None:
     """A file whose preparation never ends (no crash): its worker is killed once it has been
     on that file for ``prepare_timeout_s``, the file is quarantined whole, the rest loads."""
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     listings = tmp_path / "listings"
     shutil.copytree(SEEDS, listings)

@@ -8,10 +8,10 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from flows.ingest import ingest_listings
-from flows.report import weekly_report
 from paperwatch import db
 from paperwatch.cli import app
+from paperwatch.flows.ingest import ingest_listings
+from paperwatch.flows.report import weekly_report
 
 from .conftest import SEEDS
 

@@ -11,10 +11,10 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from flows.ingest import ingest_listings
 from paperwatch.cli import EXIT_LOCKED, app
 from paperwatch.db.quarantine import release_entry
 from paperwatch.db.writer_lock import this_process, writer_lock
+from paperwatch.flows.ingest import ingest_listings
 
 from .conftest import SEEDS
 
@@ -202,7 +202,7 @@ def test_a_rebuild_is_refused_while_another_run_writes(tmp_path: Path) -> None:
 def test_a_rebuild_that_fails_leaves_the_database_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flows.rebuild
+    import paperwatch.flows.rebuild
 
     folder = build_folder(tmp_path)
     database = used_database(tmp_path, folder)
@@ -211,7 +211,7 @@ def test_a_rebuild_that_fails_leaves_the_database_as_it_was(
     def fail(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(flows.rebuild, "swap_into_place", fail)
+    monkeypatch.setattr(paperwatch.flows.rebuild, "swap_into_place", fail)
     result = rebuild(folder, database)
     assert result.exit_code == 1
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]

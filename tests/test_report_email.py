@@ -19,10 +19,10 @@ import pytest
 from prefect.states import Failed
 from typer.testing import CliRunner
 
-from flows.report import _retry_transient as retry_transient
-from flows.report import is_transient_failure, weekly_report
 from paperwatch.cli import app
 from paperwatch.db.sends import AlreadySentError
+from paperwatch.flows.report import _retry_transient as retry_transient
+from paperwatch.flows.report import is_transient_failure, weekly_report
 from paperwatch.report.message import HeaderInjectionError, MailSettingsError
 from paperwatch.report.smtp import MailDeliveryError
 

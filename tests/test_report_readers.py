@@ -13,9 +13,9 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from flows.report import weekly_report
 from paperwatch.cli import app
 from paperwatch.db.sends import AlreadySentError
+from paperwatch.flows.report import weekly_report
 
 from .conftest import SEEDS_WEEK, Server
 from .test_report_email import SENT_AT, configure_smtp

@@ -73,7 +73,7 @@ def test_short_cjk_runs_give_shingles_and_signatures() -> None:
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_short_cjk_runs_file_loads_three_entries_with_terms(tmp_path: Path) -> None:
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     folder = tmp_path / "in"
     folder.mkdir()

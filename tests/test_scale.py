@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import flows.ingest
-from flows.ingest import ingest_listings
+import paperwatch.flows.ingest
 from paperwatch.db.batches import plan_batches, prepare_batch, prepare_files, split_evenly
+from paperwatch.flows.ingest import ingest_listings
 from paperwatch.ingest.files import ListingFileStat, scan_folder
 from paperwatch.ingest.prepare import PreparedBatch, merge_batches
 
@@ -161,7 +161,7 @@ def test_each_batch_is_freed_before_the_next_is_merged(
         alive.append(sum(isinstance(o, PreparedBatch) for o in gc.get_objects()) - len(parts))
         return merge_batches(parts)
 
-    monkeypatch.setattr(flows.ingest, "merge_batches", counting_merge)
+    monkeypatch.setattr(paperwatch.flows.ingest, "merge_batches", counting_merge)
     summary = ingest_listings(str(folder), str(database), AS_OF)
     assert (summary.files_seen, summary.files_loaded, summary.new_papers) == (5, 5, 124)
     assert alive == [0] * 5

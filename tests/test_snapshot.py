@@ -220,8 +220,8 @@ def test_reader_of_the_snapshot_never_blocks_a_run(
     monkeypatch: pytest.MonkeyPatch,
     reader_process: Any,
 ) -> None:
-    from flows.ingest import ingest_listings
-    from flows.report import weekly_report
+    from paperwatch.flows.ingest import ingest_listings
+    from paperwatch.flows.report import weekly_report
 
     held_back = tmp_path / "later"
     held_back.mkdir()
@@ -259,7 +259,7 @@ def test_reader_of_the_snapshot_never_blocks_a_run(
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_nothing_new_does_not_republish(seed_folder: Path, tmp_path: Path) -> None:
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     database = tmp_path / "data" / "paperwatch.duckdb"
     target = database.with_name("paperwatch.read.duckdb")
@@ -386,7 +386,7 @@ def test_readme_has_the_sql_examples() -> None:
 def test_every_readme_sql_example_returns_rows(
     seeds_in_data: Path, smtp_server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.report import weekly_report
+    from paperwatch.flows.report import weekly_report
 
     from .test_report_email import configure_smtp
 
@@ -422,7 +422,7 @@ def test_every_readme_sql_example_returns_rows(
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_quarantine_release_republishes(tmp_path: Path) -> None:
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     from .test_quarantine import GOOD
 

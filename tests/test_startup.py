@@ -87,7 +87,7 @@ def test_read_only_commands_and_a_nothing_new_ingest_do_not_import_prefect(
     database = str(seeded_database)
     # The session's seeded database recorded the seeds from another folder: ingest them
     # once here so that this folder's files are the recorded ones.
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     ingest_listings(str(folder), database, SEEDS_AS_OF)
     snapshot = seeded_database.with_name("paperwatch.read.duckdb")
@@ -139,7 +139,7 @@ def test_docs_imports_great_expectations_but_not_prefect(tmp_path: Path) -> None
 def test_report_renders_without_prefect_the_same_bytes_as_the_flow(
     seeded_database: Path, tmp_path: Path
 ) -> None:
-    from flows.report import weekly_report
+    from paperwatch.flows.report import weekly_report
 
     by_flow = tmp_path / "by-flow"
     outcome = weekly_report(

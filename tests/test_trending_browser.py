@@ -32,7 +32,7 @@ CASE_WEEK = "2026-W48"
 @pytest.fixture(scope="module")
 def case_database(prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The case's week-45 listing ingested in 2026-W45, its week-48 listing in 2026-W48."""
-    from flows.ingest import ingest_listings
+    from paperwatch.flows.ingest import ingest_listings
 
     folder = tmp_path_factory.mktemp("case")
     listings = folder / "listings"

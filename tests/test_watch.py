@@ -262,7 +262,7 @@ def test_deployments_from_settings(tmp_path: Path) -> None:
     from prefect.client.schemas.objects import ConcurrencyLimitStrategy
     from prefect.events import DeploymentEventTrigger
 
-    from flows.deployments import build_deployments
+    from paperwatch.flows.deployments import build_deployments
     from paperwatch.settings import load_settings
 
     settings = load_settings(
@@ -270,7 +270,7 @@ def test_deployments_from_settings(tmp_path: Path) -> None:
     )
     ingest, report = build_deployments(settings)
     assert (ingest.name, report.name) == ("ingest-listings", "weekly-report")
-    assert ingest.entrypoint == "flows.ingest.ingest_listings"
+    assert ingest.entrypoint == "paperwatch.flows.ingest.ingest_listings"
     assert ingest.parameters == {
         "folder": str(tmp_path / "in"),
         "database": str(tmp_path / "pw.duckdb"),

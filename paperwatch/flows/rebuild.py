@@ -13,8 +13,6 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.ingest import ingest_listings
-from flows.snapshot import publish_after_run
 from paperwatch import db
 from paperwatch.clock import now_utc
 from paperwatch.db.load import IngestSummary
@@ -28,6 +26,8 @@ from paperwatch.db.rebuild import (
     swap_into_place,
 )
 from paperwatch.db.writer_lock import lock_path, writer_lock
+from paperwatch.flows.ingest import ingest_listings
+from paperwatch.flows.snapshot import publish_after_run
 from paperwatch.settings import load_settings
 
 

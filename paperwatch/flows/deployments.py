@@ -33,8 +33,8 @@ from prefect.events import DeploymentEventTrigger
 from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
-from flows.ingest import ingest_listings
-from flows.report import weekly_report
+from paperwatch.flows.ingest import ingest_listings
+from paperwatch.flows.report import weekly_report
 from paperwatch.ingest.watch import EVENT_NAME, folder_resource_id
 from paperwatch.settings import Settings
 
@@ -68,8 +68,8 @@ def build_deployments(settings: Settings) -> list[RunnerDeployment]:
 
     Paths (watched folder, database, report folder) are made absolute, so runs do
     not depend on the working directory; entrypoints are module paths
-    (``flows.ingest.ingest_listings``), so the ``flows`` package must be importable
-    where the runs execute (it is, once paperwatch is installed).
+    (``paperwatch.flows.ingest.ingest_listings``): importable wherever paperwatch is
+    installed.
 
     Returns:
         ``[ingest_deployment, report_deployment]``, ready for :func:`prefect.serve`.
