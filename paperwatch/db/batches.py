@@ -713,7 +713,7 @@ def new_paper_signatures(
     Returns:
         ``{paper id: uint32 signature of shape (num_perm,)}`` for the new papers whose
         abstract has a signature (the ``signatures`` argument of
-        :func:`paperwatch.analysis.duplicates.update_near_duplicates`).
+        :func:`paperwatch.db.duplicates.update_near_duplicates`).
     """
     ids = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
     if not ids or not batch.signatures.height:

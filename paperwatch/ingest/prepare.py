@@ -155,7 +155,7 @@ class PreparedBatch:
         signatures: MinHash signatures of the distinct clean abstracts, computed where
             the files were prepared when asked (:func:`batch_signatures`; no rows
             otherwise, or when computing them raised): columns ``key`` and
-            ``signature``. A cache for :func:`paperwatch.analysis.duplicates.update_near_duplicates`,
+            ``signature``. A cache for :func:`paperwatch.db.duplicates.update_near_duplicates`,
             which sketches any paper without one itself.
     """
 
