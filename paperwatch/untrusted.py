@@ -200,7 +200,8 @@ def safe_entry(entry: Entry) -> Entry:
     :data:`MAX_TITLE_CHARS` / :data:`MAX_AUTHOR_CHARS`; at most :data:`MAX_AUTHORS`
     authors; url: :func:`check_web_url`, else the address of a valid external id;
     external_id: dropped unless :func:`valid_external_id`. Each change adds a line to
-    ``field_faults`` naming the field; ``raw_fields`` then holds the record's fields as
+    ``field_faults`` naming the field (never quoting a refused value: a password in a URL
+    must not reach the report's warnings); ``raw_fields`` then holds the record's fields as
     written (JSON object of title, authors, url, external_id).
     """
     from paperwatch.ingest.readers.records import id_url
@@ -221,11 +222,11 @@ def safe_entry(entry: Entry) -> Entry:
         faults.extend(dict.fromkeys(author_faults))
     ext = entry.external_id
     if ext is not None and not valid_external_id(ext):
-        faults.append(f"external_id: not a valid arXiv id, DOI or OpenReview id ({_shown(ext)})")
+        faults.append("external_id: not a valid arXiv id, DOI or OpenReview id")
         ext = None
     url, problem = check_web_url(entry.url)
     if problem is not None:
-        faults.append(f"url: {problem}, not linked ({_shown(entry.url or '')})")
+        faults.append(f"url: {problem}, not linked")
     if url is None and ext is not None:
         url = id_url(ext)
     if not faults and (url, ext) == (entry.url, entry.external_id):
@@ -241,11 +242,6 @@ def safe_entry(entry: Entry) -> Entry:
         field_faults=tuple(faults),
         raw_fields=json.dumps(raw, ensure_ascii=True) if faults else None,
     )
-
-
-def _shown(value: str, limit: int = 80) -> str:
-    """A raw value as a fault message quotes it: one safe line, at most ``limit`` chars."""
-    return shorten(one_line_text(value), limit)
 
 
 def safe_header(header: Header | None) -> Header | None:
