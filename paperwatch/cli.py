@@ -1052,7 +1052,8 @@ def run(
     """Ingest the folder, then render the report of the current ISO week (the main job).
 
     With no options: seeds/ into data/paperwatch.duckdb, report into reports/out/.
-    Running it again loads nothing new and says so.
+    Running it again loads nothing new and says so; when the week's report files already
+    hold what it renders, they are left as they are and no flow runs.
     """
     settings = _settings(watch_dir=folder, database=database, report_dir=report_dir)
     started = time.monotonic()
@@ -1062,12 +1063,15 @@ def run(
 
     assert isinstance(settings, Settings)
     _print_ingest(summary, settings.database)
-    outcome = _run_report(settings, None, as_of)
-    from paperwatch.flows.report import ReportOutcome  # (imported by then: the flow ran)
+    shown = _unchanged_report(settings, summary)
+    if shown is None:
+        outcome = _run_report(settings, None, as_of)
+        from paperwatch.flows.report import ReportOutcome  # (imported by then: the flow ran)
 
-    assert isinstance(outcome, ReportOutcome)
+        assert isinstance(outcome, ReportOutcome)
+        shown = outcome.week, outcome.html_path
     done = time.monotonic()
-    typer.echo(f"report of {outcome.week}: {outcome.html_path}")
+    typer.echo(f"report of {shown[0]}: {shown[1]}")
     typer.echo(f"database: {settings.database}")
     target = settings.snapshot_path
     if target is not None and target.is_file():
@@ -1075,6 +1079,26 @@ def run(
     typer.echo(
         f"took {done - started:.1f} s (ingest {ingested - started:.1f} s, report {done - ingested:.1f} s)"
     )
+
+
+def _unchanged_report(settings: object, summary: object) -> tuple[str, Path] | None:
+    """``(week, html path)`` when the ingest loaded nothing and the week's report files
+    already hold what rendering now gives (no flow run needed); else None, after saying
+    why the report flow runs when files of the week exist."""
+    from paperwatch.db.load import IngestSummary
+    from paperwatch.db.report_data import unchanged_report
+    from paperwatch.settings import Settings
+
+    assert isinstance(settings, Settings) and isinstance(summary, IngestSummary)
+    if summary.run_id or summary.files_loaded:  # the ingest flow ran: render as it does
+        return None
+    written = unchanged_report(settings, summary.week)
+    if written is not None:
+        typer.echo(f"report of {summary.week} unchanged: its files hold what it renders now")
+        return written.week, written.html_path
+    if (settings.report_dir / f"{summary.week}.html").is_file():
+        typer.echo(f"report of {summary.week} differs from its files: rendering it again")
+    return None
 
 
 @app.command()

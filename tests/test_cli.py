@@ -118,6 +118,29 @@ def test_run_twice(seed_folder: Path, tmp_path: Path) -> None:
     assert second.exit_code == 0, second.output
     assert "files: 3 seen, 0 loaded, 3 unchanged" in second.output
     assert "nothing new:" in second.output
+    # Nothing new and the files hold what the week renders: no report flow runs.
+    html = tmp_path / "out" / "2026-W48.html"
+    written = html.read_bytes()
+    import paperwatch.flows.report
+
+    def no_flow(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the report flow ran")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paperwatch.flows.report, "weekly_report", no_flow)
+        _fresh_prefect_console()
+        third = runner.invoke(app, args)
+    assert third.exit_code == 0, third.output
+    assert "report of 2026-W48 unchanged: its files hold what it renders now" in third.output
+    assert f"report of 2026-W48: {html}" in third.output
+    assert html.read_bytes() == written
+    # A file that differs is rendered again through the flow, which says why.
+    html.write_bytes(written + b"<!-- edited -->")
+    _fresh_prefect_console()
+    fourth = runner.invoke(app, args)
+    assert fourth.exit_code == 0, fourth.output
+    assert "report of 2026-W48 differs from its files: rendering it again" in fourth.output
+    assert html.read_bytes() == written
 
 
 @pytest.mark.usefixtures("prefect_harness")

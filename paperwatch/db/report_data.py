@@ -22,6 +22,7 @@ from paperwatch.db.trends import trending_terms_for_week
 from paperwatch.report.render import (
     RenderedReport,
     ReportData,
+    is_written,
     render_report,
     topic_patterns,
     write_archive_page,
@@ -195,6 +196,40 @@ def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenRep
         week,
         html_path,
         text_path,
+        int(data.figures["new_papers"]),
+        int(data.figures["exact_duplicates"]),
+        int(data.figures["near_duplicates"]),
+        report,
+    )
+
+
+def unchanged_report(settings: Settings, week: str) -> WrittenReport | None:
+    """The report of ``week`` when the files in ``settings.report_dir`` already hold exactly
+    what rendering it now gives, else None.
+
+    Reads through a read-only connection (:func:`collect_report` with ``persist=False``:
+    nothing is stored) and renders in this process, so a run that loaded nothing new need
+    not start a flow run to write the same bytes again. None, too, when the files are
+    missing or the database cannot be read as it is (locked, older schema): the caller
+    then renders the report the usual way.
+    """
+    folder = settings.report_dir
+    if not (folder / f"{week}.html").is_file() or not settings.database.is_file():
+        return None
+    try:
+        with db.reader(settings.database, timeout_s=0) as con:
+            if not db.schema_is_current(con):
+                return None
+            data = collect_report(con, week, settings, persist=False)
+    except (db.DatabaseLockedError, duckdb.Error):
+        return None
+    report = render_report(data)
+    if not is_written(report, folder):
+        return None
+    return WrittenReport(
+        week,
+        folder / f"{week}.html",
+        folder / f"{week}.txt",
         int(data.figures["new_papers"]),
         int(data.figures["exact_duplicates"]),
         int(data.figures["near_duplicates"]),

@@ -389,23 +389,38 @@ def render_report(
     )
 
 
-def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
-    """Write ``<week>.html``, ``<week>.txt`` and ``<week>-new-papers.csv`` into ``folder``.
-
-    The folder is created when missing. Files are written to a temporary name and
-    renamed, so a reader never sees half a report. The CSV is written only when
-    ``report.csv`` is not empty.
-
-    Returns:
-        The paths of the HTML and of the text file (the CSV is ``folder / csv_name(week)``).
-    """
-    folder.mkdir(parents=True, exist_ok=True)
+def report_files(report: RenderedReport, folder: Path) -> list[tuple[Path, bytes]]:
+    """The files :func:`write_report` writes: ``(path, bytes)`` of ``<week>.html``,
+    ``<week>.txt`` and, when ``report.csv`` is not empty, ``<week>-new-papers.csv``."""
     bodies: list[tuple[Path, bytes]] = [
         (folder / f"{report.week}.html", report.html.encode("utf-8")),
         (folder / f"{report.week}.txt", report.text.encode("utf-8")),
     ]
     if report.csv:
         bodies.append((folder / csv_name(report.week), report.csv))
+    return bodies
+
+
+def is_written(report: RenderedReport, folder: Path) -> bool:
+    """True when every file of ``report`` (:func:`report_files`) is in ``folder`` with
+    exactly these bytes."""
+    try:
+        return all(path.read_bytes() == body for path, body in report_files(report, folder))
+    except OSError:
+        return False
+
+
+def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
+    """Write the files of ``report`` (:func:`report_files`) into ``folder``.
+
+    The folder is created when missing. Files are written to a temporary name and
+    renamed, so a reader never sees half a report.
+
+    Returns:
+        The paths of the HTML and of the text file (the CSV is ``folder / csv_name(week)``).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    bodies = report_files(report, folder)
     for path, body in bodies:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(body)
@@ -413,7 +428,6 @@ def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
     return bodies[0][0], bodies[1][0]
 
 
-#: Files of a week linked from the archive, by link text.
 _ARCHIVE_FILES = (("html", "{week}.html"), ("text", "{week}.txt"), ("CSV", "{week}-new-papers.csv"))
 
 
