@@ -110,6 +110,8 @@ _FORMAT_COLUMNS = (
     "text_paper_id",
     "format",
     "format_reason",
+    "field_faults",
+    "raw_fields",
 )
 
 
@@ -245,6 +247,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (6,),
             (7,),
             (8,),
+            (9,),
         ]
         # 0005: files recorded before other formats were read were read as text.
         assert con.execute("select format, format_reason from listing_files").fetchall() == [
@@ -265,7 +268,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         ).fetchall() == [("a", "a", "a")]
         assert con.execute("select raw_text from paper_occurrences").fetchall() == [("a",)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (8,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (9,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

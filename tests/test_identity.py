@@ -160,10 +160,12 @@ def _identity_folder(root: Path) -> Path:
 
 
 def _table(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple]:
+    """Every row of ``table``, its columns by name (an upgraded table may have added
+    columns in another order than a fresh one)."""
     columns = [
         r[0]
         for r in con.execute(
-            "select column_name from duckdb_columns() where table_name = ? order by column_index",
+            "select column_name from duckdb_columns() where table_name = ? order by column_name",
             [table],
         ).fetchall()
         if r[0] not in _CLOCK_COLUMNS
@@ -250,3 +252,75 @@ def test_a_database_made_under_the_earlier_rules_upgrades_to_a_fresh_one(
         for table in _COMPARED:
             assert _table(a, table) == _table(b, table), table
         assert set(db.key_violations(a).values()) == {0}
+
+
+#: A database the build 95be666 (2026-11-30) made from the seeds, exported with DuckDB's
+#: ``export database`` (tests/data/upgrade/README.md). Its ``schema_migrations`` records
+#: ``0003_listing_files_internal_error``, which is ``0004`` now; ``0003`` is the re-key.
+_UPGRADE = Path(__file__).parent / "data" / "upgrade"
+_UPGRADE_COMPARED = (
+    "papers",
+    "paper_occurrences",
+    "near_duplicates",
+    "paper_minhash",
+    "paper_lsh_bands",
+    "paper_terms",
+)
+
+
+def test_a_database_of_an_earlier_build_with_another_0003_gets_every_migration(
+    tmp_path: Path,
+) -> None:
+    upgraded = tmp_path / "upgraded" / "paperwatch.duckdb"
+    fresh = tmp_path / "fresh" / "paperwatch.duckdb"
+    upgraded.parent.mkdir()
+    with duckdb.connect(str(upgraded), config={"storage_compatibility_version": "v1.5.0"}) as con:
+        con.execute(f"import database '{_UPGRADE / 'db-95be666'}'")
+        assert con.execute("select version, name from schema_migrations order by 1").fetchall() == [
+            (1, "0001_unindexed_bulk_tables"),
+            (2, "0002_paper_terms_week"),
+            (3, "0003_listing_files_internal_error"),
+        ]
+    seeds = tmp_path / "seeds"
+    shutil.copytree(SEEDS, seeds)
+    relisted = tmp_path / "relisted"
+    shutil.copytree(SEEDS, relisted)
+    shutil.copy(_UPGRADE / "013_dddddddddddddddd.txt", relisted)
+    later = "2026-12-05T10:00:00+00:00"
+
+    summary = ingest_listings(str(relisted), str(upgraded), later)
+    ingest_listings(str(seeds), str(fresh), "2026-11-25")  # as the fixture was made
+    expected = ingest_listings(str(relisted), str(fresh), later)
+
+    # The re-listed seed abstract is a duplicate of its paper, as in a fresh database.
+    assert (summary.new_papers, summary.exact_duplicates) == (1, 1)
+    assert (expected.new_papers, expected.exact_duplicates) == (1, 1)
+    with db.reader(upgraded) as a, db.reader(fresh) as b:
+        keys = a.execute("select migration from schema_migrations order by 1").fetchall()
+        assert [k for (k,) in keys] == sorted(m.key for m in db.migrations())
+        for table in _UPGRADE_COMPARED:
+            assert _table(a, table) == _table(b, table), table
+
+
+def test_a_migration_file_changed_since_it_was_applied_is_refused(
+    database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with db.writer(database) as con:
+        db.apply_schema(con)
+        con.execute(
+            "update schema_migrations set checksum = repeat('0', 64) "
+            "where migration = 'identity_rules_v2'"
+        )
+        with pytest.raises(db.MigrationMismatchError) as refused:
+            db.apply_schema(con)
+        assert str(refused.value).startswith(
+            "migration 0003_identity_rules_v2 changed since it was applied to this database"
+        )
+        assert not db.schema_is_current(con)
+        con.execute(
+            "insert into schema_migrations (migration, version, name) "
+            "values ('from_a_newer_build', 99, '0099_from_a_newer_build')"
+        )
+        con.execute("delete from schema_migrations where migration = 'identity_rules_v2'")
+        with pytest.raises(db.MigrationMismatchError, match="records migration 0099_from_a_newer"):
+            db.apply_schema(con)

@@ -40,6 +40,7 @@ def _three_entries() -> pl.DataFrame:
             "looks_like": pl.Series([None, None, None], dtype=pl.String),
             "format_note": pl.Series([None, None, None], dtype=pl.String),
             "ligature_damage": pl.Series([None, None, None], dtype=pl.String),
+            "field_faults": pl.Series([None, None, None], dtype=pl.String),
             "removed_chars": [0, 0, 0],
             "no_abstract": [False, False, False],
         }

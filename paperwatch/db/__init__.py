@@ -3,8 +3,8 @@
 Layout of ``sql/`` (each file named exactly like the object it defines):
 
 - ``sql/tables/<table>.sql``: ``create table if not exists`` (and its sequence);
-- ``sql/migrations/NNNN_<name>.sql``: applied once each, in order, recorded in
-  ``schema_migrations``, so an older database upgrades in place;
+- ``sql/migrations/NNNN_<name>.sql``: applied once each, in order, recorded by name and
+  sha256 in ``schema_migrations``, so an older database upgrades in place;
 - ``sql/views/<view>.sql``: ``create or replace view``, re-applied every time;
 - ``sql/queries/<name>.sql``: read-only queries the code runs, with ``$name``
   parameters.
@@ -25,6 +25,7 @@ would make a backfill quadratic in its size.
 from __future__ import annotations
 
 import errno
+import hashlib
 import importlib
 import logging
 import os
@@ -32,6 +33,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -407,46 +409,128 @@ def _python_step(dotted: str) -> Any:
     return getattr(importlib.import_module(module), function)
 
 
+class MigrationMismatchError(ValueError):
+    """The database records a migration this build does not have, or one whose file has
+    changed since it was applied: ``str()`` is the one line to show."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """A file of ``sql/migrations/``: ``NNNN_<key>.sql``. ``key`` (the name without its
+    number) identifies it; ``checksum`` is the sha256 (hex) of its text."""
+
+    version: int
+    name: str
+    key: str
+    checksum: str
+    text: str
+
+
+def migrations() -> list[Migration]:
+    """The migrations of ``sql/migrations/``, in file order.
+
+    Raises:
+        ValueError: two files share a key (a migration must have one name).
+    """
+    found = []
+    for file in _sql_files("migrations"):
+        number, _, key = file.stem.partition("_")
+        text = file.read_text(encoding="utf-8")
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        found.append(Migration(int(number), file.stem, key, digest, text))
+    keys = [m.key for m in found]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"two migration files share a name: {sorted(keys)}")
+    return found
+
+
+def _recorded(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None]]:
+    """migration key → (name when applied, checksum or None), converting a table of the
+    earlier layout (numbers only) in place first."""
+    columns = {
+        row[0]
+        for row in con.execute(
+            "select column_name from duckdb_columns() where table_name = 'schema_migrations' "
+            "and schema_name = current_schema()"
+        ).fetchall()
+    }
+    if "migration" not in columns:
+        with transaction(con):
+            con.execute("alter table schema_migrations rename to _old_schema_migrations")
+            con.execute(read_sql("tables", "schema_migrations"))
+            con.execute(
+                "insert into schema_migrations by name "
+                + read_sql("queries", "schema_migrations_by_name")
+            )
+            con.execute("drop table _old_schema_migrations")
+    rows = con.execute("select migration, name, checksum from schema_migrations").fetchall()
+    return {key: (name, checksum) for key, name, checksum in rows}
+
+
+def _check_recorded(recorded: dict[str, tuple[str, str | None]], files: list[Migration]) -> None:
+    by_key = {m.key: m for m in files}
+    for key, (name, checksum) in sorted(recorded.items()):
+        migration = by_key.get(key)
+        if migration is None:
+            raise MigrationMismatchError(
+                f"the database records migration {name}, which this build of paperwatch "
+                "does not have: it was made by a newer or another build; use that build"
+            )
+        if checksum is not None and checksum != migration.checksum:
+            raise MigrationMismatchError(
+                f"migration {migration.name} changed since it was applied to this database "
+                f"(recorded sha256 {checksum[:12]}…, file {migration.checksum[:12]}…); "
+                "restore the file, or add a new migration for the change"
+            )
+
+
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create missing tables, apply pending migrations, and (re)create views. Idempotent.
 
-    Each migration runs in one transaction with its bookkeeping, and with the Python
-    steps it names (``-- python: paperwatch.db.rekey.rekey_papers``). DuckDB cannot drop a
-    constraint in place, so a migration that changes one renames the table to
-    ``_rebuild_<table>``; the table is then created again from ``sql/tables/<table>.sql``
-    and the rows copied (``insert ... by name``) in the same transaction.
+    A migration is applied unless ``schema_migrations`` records its name (without the
+    number: renumbering at a merge does not skip or repeat it). Each runs in one
+    transaction with its bookkeeping (name, number, sha256) and the Python steps it names
+    (``-- python: paperwatch.db.rekey.rekey_papers``). DuckDB cannot drop a constraint in
+    place, so a migration that changes one renames the table to ``_rebuild_<table>``; the
+    table is then created again from ``sql/tables/<table>.sql`` and the rows copied.
 
     Raises:
+        MigrationMismatchError: a recorded migration is unknown here, or its file changed.
         duckdb.Error: a statement failed (the failing migration is rolled back).
     """
     for file in _sql_files("tables"):
         con.execute(file.read_text(encoding="utf-8"))
-    applied = {row[0] for row in con.execute("select version from schema_migrations").fetchall()}
-    for file in _sql_files("migrations"):
-        version = int(file.name.split("_", 1)[0])
-        if version in applied:
+    files = migrations()
+    recorded = _recorded(con)
+    _check_recorded(recorded, files)
+    for migration in files:
+        if migration.key in recorded:
             continue
-        text = file.read_text(encoding="utf-8")
         with transaction(con):
-            con.execute(text)
+            con.execute(migration.text)
             _rebuild_renamed_tables(con)
-            for step in _PYTHON_STEP.findall(text):
+            for step in _PYTHON_STEP.findall(migration.text):
                 _python_step(step)(con)
             con.execute(
-                "insert into schema_migrations (version, name) values (?, ?)",
-                [version, file.stem],
+                "insert into schema_migrations (migration, version, name, checksum) "
+                "values (?, ?, ?, ?)",
+                [migration.key, migration.version, migration.name, migration.checksum],
             )
     create_views(con)
 
 
 def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
-    """True when every migration of ``sql/migrations/`` is recorded as applied (a read-only
-    connection can then use the database as it is; otherwise a writer must upgrade it)."""
+    """True when every migration of ``sql/migrations/`` is recorded as applied, by name
+    (a read-only connection can then use the database as it is; otherwise a writer must
+    upgrade it, or refuse it with :class:`MigrationMismatchError`)."""
     try:
-        applied = {r[0] for r in con.execute("select version from schema_migrations").fetchall()}
-    except duckdb.CatalogException:
+        rows = con.execute("select migration, checksum from schema_migrations").fetchall()
+    except duckdb.Error:  # missing, or the earlier layout (no migration column)
         return False
-    return all(int(f.name.split("_", 1)[0]) in applied for f in _sql_files("migrations"))
+    recorded = dict(rows)
+    return all(
+        m.key in recorded and recorded[m.key] in (None, m.checksum) for m in migrations()
+    ) and len(recorded) == len(migrations())
 
 
 def _rebuild_renamed_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -1152,6 +1152,8 @@ def _entry_frames(
         "url",
         "external_id",
         "text_paper_id",
+        "field_faults",
+        "raw_fields",
     )
     papers = rows.filter(pl.col("_first")).select(
         "paper_id",

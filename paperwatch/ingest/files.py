@@ -131,6 +131,8 @@ class PreparedEntry:
     external_id: str | None = None
     no_abstract: bool = False
     listed_number: int | None = None
+    field_faults: tuple[str, ...] = ()
+    raw_fields: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +532,8 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
                 external_id=entry.external_id,
                 no_abstract=entry.no_abstract,
                 listed_number=entry.listed_number,
+                field_faults=entry.field_faults,
+                raw_fields=entry.raw_fields,
             )
         )
     return PreparedFile(
@@ -700,6 +704,8 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "url": pl.String,
     "external_id": pl.String,
     "no_abstract": pl.Boolean,
+    "field_faults": pl.String,
+    "raw_fields": pl.String,
 }
 
 
@@ -717,8 +723,10 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
     number the entry was written with, or None) and ligature_damage (the words with
     PDF ligature damage left unrepaired, comma-separated, or None), removed_chars (how
     many characters of the entry cleaning removed: markup, or thousands of backslashes);
-    and what a structured format gives: title, authors (list), url, external_id, and
-    no_abstract (true for a record without an abstract, quarantined as "no abstract").
+    and what a structured format gives: title, authors (list), url, external_id,
+    no_abstract (true for a record without an abstract, quarantined as "no abstract"),
+    field_faults (what making those fields safe changed, "; "-joined, or null) and
+    raw_fields (the fields as written, JSON, when it changed any).
     """
     rows: dict[str, list[object]] = {name: [] for name in ENTRY_SCHEMA if name != "code_urls"}
     urls: list[list[str]] = []  # built apart: string_lists
@@ -769,6 +777,8 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["url"].append(entry.url)
             rows["external_id"].append(entry.external_id)
             rows["no_abstract"].append(entry.no_abstract)
+            rows["field_faults"].append("; ".join(entry.field_faults) or None)
+            rows["raw_fields"].append(entry.raw_fields)
     frame = pl.DataFrame(rows, schema={k: v for k, v in ENTRY_SCHEMA.items() if k in rows})
     return frame.insert_column(
         list(ENTRY_SCHEMA).index("code_urls"), string_lists("code_urls", urls)

@@ -98,6 +98,11 @@ class Entry:
     #: True for a record that has no abstract (a title-only record, a BibTeX entry
     #: without an ``abstract`` field): ``text`` then holds what identifies the record.
     no_abstract: bool = False
+    #: What :func:`paperwatch.untrusted.safe_entry` changed in the fields above, one line
+    #: per field ("url: holds a user name or password, not linked (…)"), and the fields as
+    #: written (a JSON object) when it changed any.
+    field_faults: tuple[str, ...] = ()
+    raw_fields: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,11 @@ MAX_LISTED = 100
 #: (Gmail clips at about 102 KB), a margin for the CRLF line ends the part travels with.
 HTML_BUDGET_BYTES = 90_000
 
+#: Rows each list shows whatever their size (when it has that many): titles and first
+#: sentences are cut for display, so these always fit the mail; the budget only ever
+#: trims the rows after them.
+MIN_LISTED = 10
+
 
 def largest_fitting(
     size_of: Callable[[int], int], high: int, budget: int, *, high_size: int | None = None
@@ -75,13 +80,21 @@ def largest_fitting(
     return low
 
 
-def fit_rows(size_of: Callable[[int], int], rows: int, budget: int) -> int:
+def fit_rows(
+    size_of: Callable[[int], int], rows: int, budget: int, *, min_rows: int = MIN_LISTED
+) -> int:
     """The rows each list shows: ``rows`` when ``size_of(rows) <= budget`` (or ``rows`` is
-    0), else :func:`largest_fitting` below it (0 when even 0 rows do not fit).
+    0), else :func:`largest_fitting` below it, but never fewer than ``min(min_rows, rows)``.
 
-    ``size_of`` is called with ``rows`` first, then with fewer rows.
+    ``size_of`` is called with ``rows`` first, then with fewer rows; it has been called
+    with the returned count.
     """
     full = size_of(rows)
-    if full > budget and rows > 0:
-        return largest_fitting(size_of, rows, budget, high_size=full)
-    return rows
+    if full <= budget or rows == 0:
+        return rows
+    fitting = largest_fitting(size_of, rows, budget, high_size=full)
+    floor = min(min_rows, rows)
+    if fitting < floor:
+        size_of(floor)
+        return floor
+    return fitting

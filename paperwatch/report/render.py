@@ -31,10 +31,14 @@ from paperwatch.report.message import inline_css, subject_for
 from paperwatch.report.papers_csv import csv_name, new_papers_csv
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Reader
+from paperwatch.untrusted import one_line_text, plain_text, shorten, web_url
 
 #: First sentences longer than this (characters) are cut with "…" in the report; the CSV
 #: has them whole.
 MAX_SENTENCE_CHARS = 320
+#: Titles (and refused links, shown as text) longer than this are cut with "…" for
+#: display, like first sentences: one record cannot take the week's e-mail budget.
+MAX_TITLE_DISPLAY_CHARS = 200
 
 _BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
 
@@ -242,6 +246,7 @@ def _environment() -> Environment:
     )
     env.filters["safe_url"] = safe_url
     env.filters["printable"] = printable
+    env.filters["display_title"] = display_title
     # Word diffs are computed for the rows a report lists only, not for every pair of the week.
     env.globals["word_diff"] = _word_diff
     env.filters["url_label"] = url_label
@@ -276,10 +281,16 @@ def printable(value: object) -> str:
     )
 
 
+def display_title(value: object, limit: int = MAX_TITLE_DISPLAY_CHARS) -> str:
+    """A title (or other one-line field) as shown: one line of printable text, cut at
+    ``limit`` characters with "…"."""
+    return shorten(printable(one_line_text(value)), limit)
+
+
 def safe_url(url: object) -> str | None:
-    """``url`` when it is an http(s) URL, else None (no ``javascript:`` or ``data:`` links)."""
-    text = str(url or "").strip()
-    return text if text.lower().startswith(("http://", "https://")) and " " not in text else None
+    """``url`` when it may be linked and shown (:func:`paperwatch.untrusted.web_url`:
+    plain http(s), no user or password, IDNA host, no mixed-script host), else None."""
+    return web_url(url)
 
 
 def report_subject(data: ReportData) -> str:
@@ -365,7 +376,9 @@ def render_report(
     text = _environment().get_template("report.txt.j2").render(_context(data, listed))
     # One blank line between blocks, however the sections' templates end: a heading then
     # always has exactly one blank line before it.
-    text = _BLANK_RUNS.sub("\n\n", text)
+    # Plain, printable text whatever a template let through: no ESC, CR or bidi control
+    # reaches a terminal or the mail's text part.
+    text = plain_text(_BLANK_RUNS.sub("\n\n", text))
     return RenderedReport(
         week=data.week,
         html=html,

@@ -13,6 +13,9 @@ create table if not exists paper_occurrences (
     authors varchar[],                     --   (null for the plain-text format; migration 0005)
     url varchar,
     external_id varchar,                   -- arXiv:2611.01234, doi:10.…, openreview:…
-    text_paper_id varchar                  -- paper_id of this entry's own text when external_id
+    text_paper_id varchar,                 -- paper_id of this entry's own text when external_id
                                            -- joined it to a paper with another text, else null
+    field_faults varchar,                  -- what making title/authors/url/external_id safe
+                                           -- changed, one line per field, else null (0009)
+    raw_fields varchar                     -- those fields as written (JSON) when it changed any
 );

@@ -14,8 +14,8 @@ records why, and names the candidates when the content fits more than one format
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -215,16 +215,26 @@ def reader(fmt: str) -> ModuleType:
 
 
 def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
-    """Read decoded ``text`` as ``fmt``.
+    """Read decoded ``text`` as ``fmt``; the record fields of a structured format (title,
+    authors, url, external id, venue) made safe (:func:`paperwatch.untrusted.safe_entry`).
 
     Raises:
         ReaderError: the text is not valid in that format (line and detail).
     """
+    from paperwatch.untrusted import safe_entry, safe_header
+
     module = reader(fmt)
     read: Callable[..., Listing] = module.read_text
-    if fmt in ("json", "jsonl"):
-        return read(text, name, lines=fmt == "jsonl")
-    return read(text, name)
+    listing = (
+        read(text, name, lines=fmt == "jsonl") if fmt in ("json", "jsonl") else read(text, name)
+    )
+    if fmt in ("text", "lines"):
+        return listing
+    return dataclasses.replace(
+        listing,
+        header=safe_header(listing.header),
+        entries=[safe_entry(entry) for entry in listing.entries],
+    )
 
 
 def read(data: bytes, name: str, pins: Mapping[str, str] | None = None) -> Listing:
@@ -240,15 +250,6 @@ def read(data: bytes, name: str, pins: Mapping[str, str] | None = None) -> Listi
     if decision.format is None:
         raise ReaderError("text", None, decision.reason)
     return read_text(decision.format, text, name)
-
-
-def is_json(text: str) -> bool:
-    """True when ``text`` parses as JSON."""
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
 
 
 __all__ = [
