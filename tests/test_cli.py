@@ -92,6 +92,7 @@ def _fresh_prefect_console() -> None:
     setup_logging(incremental=False)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_run_twice(seed_folder: Path, tmp_path: Path) -> None:
     args = [
@@ -143,6 +144,7 @@ def test_run_twice(seed_folder: Path, tmp_path: Path) -> None:
     assert html.read_bytes() == written
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_nothing_new_is_decided_without_a_flow(
     seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -58,6 +58,7 @@ def never_prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_copied_folder_costs_hashing_only(
     seed_folder: Path, database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

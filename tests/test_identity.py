@@ -217,6 +217,7 @@ def test_cases_load_with_the_right_identities(tmp_path: Path, database: Path) ->
     assert repaired == (1,)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_database_made_under_the_earlier_rules_upgrades_to_a_fresh_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -268,6 +269,7 @@ _UPGRADE_COMPARED = (
 )
 
 
+@pytest.mark.slow
 def test_a_database_of_an_earlier_build_with_another_0003_gets_every_migration(
     tmp_path: Path,
 ) -> None:

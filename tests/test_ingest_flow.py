@@ -250,6 +250,7 @@ def test_reissued_listing_reports_revisions_and_removals(
     assert_keys_unique(database)
 
 
+@pytest.mark.slow
 def test_restoring_an_earlier_version_is_a_new_version(seed_folder: Path, database: Path) -> None:
     path = seed_folder / "000_5dc500fada0b6079.txt"
     original = path.read_bytes()

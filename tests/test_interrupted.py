@@ -49,6 +49,7 @@ def rows(database: Path, sql: str) -> list[tuple]:
     [(_KILLED_BEFORE_NEAR_DUPLICATES, 0), (_KILLED_BEFORE_COMPARING, 55)],
     ids=["before-sketching", "before-comparing"],
 )
+@pytest.mark.slow
 def test_a_run_killed_before_near_duplicates_is_completed_by_the_next(
     seed_folder: Path, database: Path, tmp_path: Path, script: str, sketched: int
 ) -> None:

@@ -192,6 +192,7 @@ def test_split_results_renumbers_rows_and_keeps_examples() -> None:
     assert [r.results[0].element_count for r in split] == [2, 1, 2]
 
 
+@pytest.mark.slow
 def test_many_one_entry_files_load_the_rows_of_one_file_at_a_time(
     seed_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -131,6 +131,7 @@ def test_with_debug_the_failure_lines_are_shown(seeded_database: Path, tmp_path:
     assert result.stderr.rstrip("\n").splitlines()[-1].startswith("error: weekly report")
 
 
+@pytest.mark.slow
 def test_a_run_waiting_for_a_reader_says_so_once_then_fails_in_one_line(
     seeded_database: Path, tmp_path: Path
 ) -> None:

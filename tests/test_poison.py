@@ -89,6 +89,7 @@ def test_a_small_run_prepares_in_one_worker_process_under_the_ceiling(
     assert spawned_workers() == []
 
 
+@pytest.mark.slow
 def test_a_file_that_kills_its_worker_is_quarantined_and_the_batch_loads(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -258,6 +259,7 @@ def test_workers_exit_when_the_run_is_killed(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_file_that_hangs_is_stopped_at_the_time_limit_and_the_batch_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

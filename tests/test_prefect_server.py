@@ -372,6 +372,7 @@ def test_a_server_that_exits_is_reported_and_leaves_the_start_lock_free(
     assert server.process is None
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Path) -> None:
     """Two first runs in two new folders: the first migrates Prefect's database and keeps
@@ -595,6 +596,7 @@ def _stand_in(tmp_path: Path, code: str, *args: str) -> TemporaryServer:
     return server
 
 
+@pytest.mark.slow
 def test_wait_waits_while_the_server_works_and_fails_when_it_stalls_or_spins(
     tmp_path: Path,
 ) -> None:

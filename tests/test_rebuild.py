@@ -99,6 +99,7 @@ def rebuild(folder: Path, database: Path) -> object:
     )
 
 
+@pytest.mark.slow
 def test_a_readable_database_is_rebuilt_equal_to_a_fresh_ingest_and_kept_aside(
     tmp_path: Path,
 ) -> None:
@@ -130,6 +131,7 @@ def test_a_readable_database_is_rebuilt_equal_to_a_fresh_ingest_and_kept_aside(
         assert con.execute("select count(*) from papers").fetchone() == (56,)
 
 
+@pytest.mark.slow
 def test_a_rebuild_names_the_loaded_files_it_did_not_find_in_the_folder(
     tmp_path: Path,
 ) -> None:
@@ -147,6 +149,7 @@ def test_a_rebuild_names_the_loaded_files_it_did_not_find_in_the_folder(
     )
 
 
+@pytest.mark.slow
 def test_a_damaged_database_is_rebuilt_and_says_what_it_could_not_carry_over(
     tmp_path: Path,
 ) -> None:

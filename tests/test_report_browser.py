@@ -78,8 +78,8 @@ def test_report_fits_the_width_and_is_not_blank(
     assert image.size == (width, shot.height)
     # The right-most columns hold only the colours of the left-most ones (page and header
     # backgrounds): no text is cut at the right edge.
-    left = set(image.crop((0, 0, 3, image.height)).getdata())
-    right = set(image.crop((width - 3, 0, width, image.height)).getdata())
+    left = set(image.crop((0, 0, 3, image.height)).get_flattened_data())
+    right = set(image.crop((width - 3, 0, width, image.height)).get_flattened_data())
     assert right <= left, sorted(right - left)[:5]
     # Not blank: varied pixels, and text.
     grey = image.convert("L")
@@ -127,8 +127,8 @@ def _fits(shot: Shot, width: int) -> None:
     assert shot.scroll_width <= width
     image = Image.open(io.BytesIO(shot.png)).convert("RGB")
     assert image.size == (width, shot.height)
-    left = set(image.crop((0, 0, 3, image.height)).getdata())
-    right = set(image.crop((width - 3, 0, width, image.height)).getdata())
+    left = set(image.crop((0, 0, 3, image.height)).get_flattened_data())
+    right = set(image.crop((width - 3, 0, width, image.height)).get_flattened_data())
     assert right <= left, sorted(right - left)[:5]
     grey = image.convert("L")
     assert ImageStat.Stat(grey).stddev[0] > 20

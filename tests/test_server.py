@@ -74,14 +74,15 @@ def _base_env(home: Path) -> dict[str, str]:
 
 
 def _start(args: list[str], env: dict[str, str], log: Path, cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        args,
-        env=env,
-        cwd=cwd,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # own process group: terminated with its children
-    )
+    with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            args,
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: terminated with its children
+        )
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

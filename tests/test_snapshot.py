@@ -213,6 +213,7 @@ def reader_process() -> Iterator[Any]:
         process.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_reader_of_the_snapshot_never_blocks_a_run(
     seed_folder: Path,
@@ -446,6 +447,7 @@ def test_quarantine_release_republishes(tmp_path: Path) -> None:
     ) == ["2,ana"]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_reader_holding_the_snapshot_for_the_whole_of_make_run_delays_nothing(
     seed_folder: Path, tmp_path: Path, reader_process: Any

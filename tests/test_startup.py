@@ -370,6 +370,7 @@ def finished(process: subprocess.Popen[str]) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_two_first_runs_at_once_in_a_fresh_clone_both_succeed(tmp_path: Path) -> None:
     folder = project(tmp_path, "clone")
@@ -395,6 +396,7 @@ def test_two_first_runs_at_once_in_a_fresh_clone_both_succeed(tmp_path: Path) ->
     assert wait_until_no_server(home) == []
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_a_first_run_on_a_loaded_machine_succeeds(tmp_path: Path) -> None:
     folder = project(tmp_path, "clone")
@@ -424,6 +426,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_a_chosen_server_that_does_not_answer_is_one_clear_error(tmp_path: Path) -> None:
     """PREFECT_API_URL of the user's (environment, profile or prefect.toml) naming a server
     that is down: exit 1 with one line naming the URL and where it was set, nothing
@@ -480,6 +483,7 @@ def test_without_a_home_directory_prefect_still_gets_the_databases_home(tmp_path
     assert done.stdout == f"{tmp_path / 'data' / '.prefect'}\nNone\n"
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_ctrl_c_in_the_terminal_during_the_flow_ends_the_run_cleanly(tmp_path: Path) -> None:
     """Ctrl-C sends SIGINT to the terminal's whole process group: the command stops its

@@ -95,5 +95,5 @@ def test_week_with_trends_fits_the_width(
     assert shot.scroll_width <= width
     image = Image.open(io.BytesIO(shot.png)).convert("RGB")
     # The chart bar of "mamba" in week 48 is drawn: 6 x 24 px of the new-term colour.
-    green = sum(1 for pixel in image.getdata() if pixel == (0x16, 0xA3, 0x4A))
+    green = sum(1 for pixel in image.get_flattened_data() if pixel == (0x16, 0xA3, 0x4A))
     assert green >= 6 * 24

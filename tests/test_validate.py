@@ -172,6 +172,7 @@ def test_suite_patterns_run_on_pyarrow_not_row_by_row() -> None:
         assert column.array._needs_python_regex(_PYTHON_SPELLINGS[key]), key  # why respelled
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.text(alphabet=_TRICKY, max_size=12), min_size=1, max_size=40))
 def test_suite_patterns_match_what_their_python_spellings_match(texts: list[str]) -> None:
