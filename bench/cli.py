@@ -6,6 +6,9 @@ then, ``--repeat`` times and interleaved in this order, each case runs as a proc
 
 - ``help``: ``paperwatch --help``;
 - ``reference``: ``bench/reference.py`` (pandas + datasketch + DuckDB, see its docstring);
+- ``lean``: the lean script a user would write instead (``--lean``, by default
+  ``../shared/bench/lean_reference.py`` beside the project: simpler cleaning, no
+  validation), on the same corpus;
 - ``ingest``: ``paperwatch ingest`` into a database that does not exist yet (first load;
   Prefect's migrated-database template is in the user's cache after the first such run,
   see :mod:`paperwatch.prefect_server`);
@@ -53,7 +56,9 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("help", "reference", "ingest", "ingest-cold", "ingest-again", "report", "watch")
+CASES = ("help", "reference", "lean", "ingest", "ingest-cold", "ingest-again", "report", "watch")
+#: The lean script of the brief, beside the project folder.
+LEAN = ROOT.parent / "shared" / "bench" / "lean_reference.py"
 SIZES = {"10k": 10, "100k": 100, "1m": 1000}  # files of 1,000 abstracts
 
 
@@ -179,7 +184,9 @@ def paperwatch_command() -> str:
     return str(beside) if beside.is_file() else "paperwatch"
 
 
-def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measured]:
+def run_size(
+    size: str, work: Path, repeat: int, cases: list[str], lean: Path = LEAN
+) -> list[Measured]:
     """Every case of one size, ``repeat`` times, interleaved; prints each run as it ends."""
     corpus, as_of, week = corpus_for(size, work)
     pw = paperwatch_command()
@@ -207,6 +214,13 @@ def run_size(size: str, work: Path, repeat: int, cases: list[str]) -> list[Measu
                     "--as-of",
                     as_of,
                 ]
+            elif case == "lean":
+                lean_db = work / f"lean-{size}" / "lean.duckdb"
+                shutil.rmtree(lean_db.parent, ignore_errors=True)
+                lean_db.parent.mkdir(parents=True)
+                # The lean script reads the *.txt files of one folder: the week's folder.
+                folder = next(corpus.glob("**/*.txt")).parent
+                command = [sys.executable, str(lean), str(folder), str(lean_db)]
             elif case == "ingest":
                 shutil.rmtree(db_dir, ignore_errors=True)
                 command = ingest
@@ -301,6 +315,34 @@ def markdown(results: list[Measured], work: Path) -> str:
     return "\n".join(rows)
 
 
+def ratios(results: list[Measured]) -> list[str]:
+    """How many times faster paperwatch is than each reference, from the median wall
+    seconds of the runs of one size: ``ingest`` + ``report`` against ``lean``, and
+    ``ingest`` against ``reference`` (a ratio above 1: paperwatch is faster)."""
+    import statistics
+
+    lines = []
+    for size in dict.fromkeys(m.size for m in results):
+        wall = {
+            case: statistics.median(
+                m.wall_s for m in results if m.size == size and m.case == case and m.status == 0
+            )
+            for case in {m.case for m in results if m.size == size and m.status == 0}
+        }
+        if {"ingest", "report", "lean"} <= wall.keys():
+            ours = wall["ingest"] + wall["report"]
+            lines.append(
+                f"{size}: ingest + report {ours:.1f} s against the lean script "
+                f"{wall['lean']:.1f} s: {wall['lean'] / ours:.2f}x"
+            )
+        if {"ingest", "reference"} <= wall.keys():
+            lines.append(
+                f"{size}: ingest {wall['ingest']:.1f} s against bench/reference.py "
+                f"{wall['reference']:.1f} s: {wall['reference'] / wall['ingest']:.2f}x"
+            )
+    return lines
+
+
 def machine() -> str:
     """One line about the machine and the versions measured."""
     import duckdb
@@ -332,6 +374,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/paperwatch-bench"))
     parser.add_argument("--markdown", action="store_true", help="also print a Markdown table")
+    parser.add_argument(
+        "--lean", type=Path, default=LEAN, help=f"the lean script (default: {LEAN})"
+    )
     args = parser.parse_args(argv)
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(cases) - set(CASES))
@@ -342,7 +387,9 @@ def main(argv: list[str] | None = None) -> None:
     print(machine(), flush=True)
     results: list[Measured] = []
     for size in args.size or ["10k"]:
-        results += run_size(size, work, args.repeat, cases)
+        results += run_size(size, work, args.repeat, cases, args.lean)
+    for line in ratios(results):
+        print(line, flush=True)
     if args.markdown:
         print()
         print(f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}.")
