@@ -17,8 +17,9 @@ shape it reads is what digest generators and reading lists write::
   its unlabelled paragraphs and block quotes. A paper with neither has no abstract.
 - A table whose header names a ``Title`` or ``Abstract`` column is a table of papers:
   one paper per row (title, authors, links, abstract where there is a column), and the
-  file's headings are then sections. Other tables, ``<details>`` blocks (collapsed
-  BibTeX, long author lists), code blocks and HTML are dropped.
+  file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
+  Abstract holds the abstract (hard wraps joined); other tables, ``<details>`` blocks
+  (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
 - Text outside any paper (an introduction before the first paper's heading) is the
   digest's own prose: not a paper.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
@@ -93,6 +94,8 @@ _ORIGINAL = re.compile(r"原文|original|english", re.IGNORECASE)
 #: YAML front matter of a static-site page (``---`` … ``---`` at the very start).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?(?:---|\.\.\.)[ \t]*\n")
 _HREF = re.compile(r"""href=["'](https?://[^"'\s]+)["']""", re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 #: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
@@ -277,6 +280,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     papers: list[_Paper] = []
     paper: _Paper | None = None
     details = 0
+    details_abstract = False  # inside a <details> block whose summary says "Abstract"
     in_heading: int | None = None
     by_paragraph = level is None and not any(t.type == "hr" for t in tokens)
     tables = {}
@@ -307,10 +311,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         if token.type == "html_block":
             if paper is not None and not details:
                 paper.urls.extend(_HREF.findall(token.content))
+                details_abstract = _details_abstract(paper, token)
             details += len(_DETAILS_OPEN.findall(token.content))
             details = max(0, details - len(_DETAILS_CLOSE.findall(token.content)))
             continue
         if details:
+            if details_abstract and paper is not None and token.type == "inline" and token.map:
+                number = token.map[0] + 1
+                paper.abstract.extend(
+                    (number + i, ln) for i, ln in enumerate(token.content.split("\n"))
+                )
             continue
         if token.type == "hr":
             if level is None:  # rules separate papers only where headings do not
@@ -375,6 +385,31 @@ def _section(paper: _Paper, heading: str) -> None:
     paper.abstract = []
     paper.original_abstract = original
     paper.current = "abstract"
+
+
+def _details_abstract(paper: _Paper, token: Token) -> bool:
+    """Read a ``<details><summary>Abstract</summary> … </details>`` block of ``paper``
+    (digests collapse the English abstract so): its text, tags removed, becomes the
+    abstract, over any unlabelled text (a TL;DR or motivation line). True when the block
+    is such a block and its ``</details>`` is not in this token (the paragraphs up to it
+    then continue the abstract)."""
+    content = token.content
+    summary = _SUMMARY.search(content)
+    if not _DETAILS_OPEN.search(content) or summary is None or token.map is None:
+        return False
+    if not _ABSTRACT_HEADING.match(" ".join(_TAG.sub(" ", summary.group(1)).split())):
+        return False
+    after = content[summary.end() :]
+    closing = _DETAILS_CLOSE.search(after)
+    first = token.map[0] + 1 + content[: summary.end()].count("\n")
+    lines = [
+        (first + offset, " ".join(_TAG.sub(" ", line).split()))
+        for offset, line in enumerate((after[: closing.start()] if closing else after).split("\n"))
+    ]
+    paper.abstract = [(number, line) for number, line in lines if line]
+    paper.original_abstract = True
+    paper.current = "section"
+    return closing is None
 
 
 def _inside_table_or_code(tokens: list[Token], index: int) -> bool:
