@@ -317,9 +317,9 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             continue
         if details:
             if details_abstract and paper is not None and token.type == "inline" and token.map:
-                number = token.map[0] + 1
+                at = token.map[0] + 1
                 paper.abstract.extend(
-                    (number + i, ln) for i, ln in enumerate(token.content.split("\n"))
+                    (at + i, ln) for i, ln in enumerate(token.content.split("\n"))
                 )
             continue
         if token.type == "hr":
