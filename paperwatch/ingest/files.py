@@ -24,6 +24,7 @@ from paperwatch.ingest.clean import (
     clean_abstract,
     has_unbalanced_markup,
     latin_or_cjk_share,
+    text_length,
 )
 from paperwatch.ingest.parse import (
     Header,
@@ -742,7 +743,7 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["abstract"].append(c.abstract if c else None)
             rows["abstract_raw"].append(entry.raw_text)
             rows["word_count"].append(c.word_count if c else 0)
-            rows["char_count"].append(len(c.abstract) if c else 0)
+            rows["char_count"].append(text_length(c.abstract) if c else 0)
             rows["paper_id"].append(c.paper_id if c else None)
             rows["method_name"].append(c.method_name if c else None)
             rows["first_sentence"].append(c.first_sentence if c else None)

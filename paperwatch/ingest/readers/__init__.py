@@ -88,7 +88,8 @@ def content_candidates(text: str) -> tuple[str, ...]:
     record; ``markdown``: two headings, or one and a second sign (a rule, a table row,
     a metadata line such as ``**Authors:**``), as :func:`paperwatch.ingest.shapes.file_format`
     judges; ``lines``: after an optional header, two or more lines without a blank line
-    between, each of at least 15 words ending a sentence. Empty: a plain-text listing.
+    between, most of at least 15 words ending a sentence (:func:`is_one_per_line`). Empty: a
+    plain-text listing.
     """
     from paperwatch.ingest.parse import parse_header
     from paperwatch.ingest.shapes import file_format
@@ -116,15 +117,23 @@ def content_candidates(text: str) -> tuple[str, ...]:
         lines.pop()
     if len(text) > _SNIFF_CHARS and lines:
         lines.pop()  # the sample may end in the middle of a line
-    if (
-        len(lines) >= 2
-        and all(lines)
-        and all(
-            len(line.split()) >= _LINE_MIN_WORDS and line.endswith(_SENTENCE_END) for line in lines
-        )
-    ):
+    if is_one_per_line(lines):
         candidates.append("lines")
     return tuple(candidates)
+
+
+def is_one_per_line(lines: list[str]) -> bool:
+    """True when ``lines`` (stripped, header and outer blank lines removed) are abstracts
+    one per line: no blank line between them, at least two of them, and at least 3 in 4
+    each of at least 15 words ending a sentence. A few short lines (an abstract split
+    over two or three lines) do not change what the file is; hard-wrapped paragraphs
+    (about 12 words a line, most ending mid-sentence) are far from it."""
+    if len(lines) < 2 or not all(lines):
+        return False
+    long_lines = sum(
+        1 for line in lines if len(line.split()) >= _LINE_MIN_WORDS and line.endswith(_SENTENCE_END)
+    )
+    return long_lines >= 2 and 4 * long_lines >= 3 * len(lines)
 
 
 def _looks_markdown(sample: str) -> bool:

@@ -1,11 +1,21 @@
 """One abstract per line (``abstracts.txt``): an optional header line, then every
-non-blank line is an entry. Blank lines are allowed and separate nothing."""
+non-blank line is an entry. Blank lines are allowed and separate nothing.
+
+A line that does not end a sentence runs on into the next (an abstract split over a few
+lines); a Refer/EndNote field tag at the start of a line (``%X `` abstract, ``%T `` title
+of the next abstract) is the field's name, not its text."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from paperwatch.ingest.parse import Entry, Listing, decode_listing, is_blank, parse_header
+
+#: A Refer/EndNote tagged line: ``%X`` abstract, ``%T`` title (https://en.wikipedia.org/wiki/Refer_(software)).
+_REFER_TAG = re.compile(r"\A%([A-Z0-9])\s+")
+#: What a line ending an abstract ends with (as the format's detection asks).
+_SENTENCE_END = (".", "。", ")", "!", "?", "．", "”", '"')
 
 
 def read(data: bytes, name: str) -> Listing:
@@ -30,6 +40,8 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     raw_lines = split_lines(text)
     header = None
     entries: list[Entry] = []
+    title: str | None = None
+    open_entry = False  # the last entry's line did not end a sentence: the next continues it
     for number, raw in enumerate(raw_lines, start=1):
         if is_blank(raw):
             continue
@@ -37,7 +49,22 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         if header is None and not entries and (found := parse_header(line)) is not None:
             header = found
             continue
-        entries.append(Entry(position=len(entries) + 1, line=number, text=line))
+        tag = _REFER_TAG.match(line)
+        if tag is not None and tag.group(1) == "T":
+            title, open_entry = line[tag.end() :].strip() or None, False
+            continue
+        if tag is not None and tag.group(1) == "X":
+            line, open_entry = line[tag.end() :], False
+        if open_entry:
+            last = entries[-1]
+            joined = f"{last.text} {line}"
+            entries[-1] = replace(
+                last, text=joined, line_breaks=(*last.line_breaks, len(last.text))
+            )
+        else:
+            entries.append(Entry(position=len(entries) + 1, line=number, text=line, title=title))
+            title = None
+        open_entry = not line.endswith(_SENTENCE_END)
     line_count = len(raw_lines) - (1 if raw_lines and raw_lines[-1] == "" else 0)
     listing = Listing(header=header, entries=entries, line_count=line_count, format="lines")
     return replace(listing)

@@ -17,8 +17,9 @@ shape it reads is what digest generators and reading lists write::
   its unlabelled paragraphs and block quotes. A paper with neither has no abstract.
 - A table whose header names a ``Title`` or ``Abstract`` column is a table of papers:
   one paper per row (title, authors, links, abstract where there is a column), and the
-  file's headings are then sections. Other tables, ``<details>`` blocks (collapsed
-  BibTeX, long author lists), code blocks and HTML are dropped.
+  file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
+  Abstract holds the abstract (hard wraps joined); other tables, ``<details>`` blocks
+  (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
 - Text outside any paper (an introduction before the first paper's heading) is the
   digest's own prose: not a paper.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
@@ -55,7 +56,7 @@ _LABEL = re.compile(
         Abstract|Summary|TL;?DR|Authors?|Author\(s\)|Links?|URL|PDF|Paper|arXiv(?:\s+ID)?|DOI
       | OpenReview|Code|Project(?:\s+page)?|Keywords?|Comments?|Subjects?|Categor(?:y|ies)|Venue
       | Affiliations?|Date|Published|Submitted|Tags|Title|Analysis|Relevance|Score|Rating
-      | PDF\s+Summary|摘要|作者|原文链接|链接|标题|发布日期
+      | PDF\s+Summary|摘要|作者|原文链接|链接|标题|发布日期|论文(?:下载)?(?:链接|地址)?|代码|开源代码
       | 更新日期|分类|备注|关键词
     )[*_]*\s*[:：][*_]*\s*(?P<value>.*)\Z""",
     re.VERBOSE | re.IGNORECASE,
@@ -77,6 +78,11 @@ _LABEL_KIND = {
     "paper": "url",
     "链接": "url",
     "原文链接": "url",
+    "论文": "url",
+    "论文链接": "url",
+    "论文地址": "url",
+    "论文下载链接": "url",
+    "论文下载地址": "url",
     "arxiv": "arxiv",
     "arxiv id": "arxiv",
     "doi": "doi",
@@ -93,6 +99,8 @@ _ORIGINAL = re.compile(r"原文|original|english", re.IGNORECASE)
 #: YAML front matter of a static-site page (``---`` … ``---`` at the very start).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?(?:---|\.\.\.)[ \t]*\n")
 _HREF = re.compile(r"""href=["'](https?://[^"'\s]+)["']""", re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 #: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
@@ -272,11 +280,20 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     if front:  # blank lines in its place keep the line numbers
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _fields_before_rules(_PARSER.parse(text))
+    listed = _title_block_papers(tokens)
+    if listed is not None:
+        header_found, papers_found = listed
+        entries = [_entry(position, p) for position, p in enumerate(papers_found, start=1)]
+        line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return Listing(
+            header=header_found, entries=entries, line_count=line_count, format="markdown"
+        )
     level = _papers_level(tokens)
     header: Header | None = None
     papers: list[_Paper] = []
     paper: _Paper | None = None
     details = 0
+    details_abstract = False  # inside a <details> block whose summary says "Abstract"
     in_heading: int | None = None
     by_paragraph = level is None and not any(t.type == "hr" for t in tokens)
     tables = {}
@@ -307,10 +324,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         if token.type == "html_block":
             if paper is not None and not details:
                 paper.urls.extend(_HREF.findall(token.content))
+                details_abstract = _details_abstract(paper, token)
             details += len(_DETAILS_OPEN.findall(token.content))
             details = max(0, details - len(_DETAILS_CLOSE.findall(token.content)))
             continue
         if details:
+            if details_abstract and paper is not None and token.type == "inline" and token.map:
+                at = token.map[0] + 1
+                paper.abstract.extend(
+                    (at + i, ln) for i, ln in enumerate(token.content.split("\n"))
+                )
             continue
         if token.type == "hr":
             if level is None:  # rules separate papers only where headings do not
@@ -361,6 +384,116 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
 
 
+#: What may stand before a bold title in its line: an arXiv category tag (``[cs.CL]``).
+_TITLE_PREFIX = re.compile(r"\s*(?:\[[^\]\n]{1,24}\]\s*)?")
+_MIN_TITLE_WORDS = 4
+
+
+def _bold_title(token: Token) -> tuple[str, str] | None:
+    """``(title, rest)`` when the inline ``token`` starts with a bold title of at least four
+    words (after an optional ``[cs.CL]`` tag) that is not a field label; ``rest`` is the
+    text after it. None otherwise."""
+    children = token.children or []
+    index = 0
+    while (
+        index < len(children)
+        and children[index].type == "text"
+        and _TITLE_PREFIX.fullmatch(children[index].content)
+    ):
+        index += 1
+    if index >= len(children) or children[index].type != "strong_open":
+        return None
+    end = index + 1
+    parts: list[str] = []
+    while end < len(children) and children[end].type != "strong_close":
+        if children[end].type in ("text", "code_inline"):
+            parts.append(children[end].content)
+        end += 1
+    title = " ".join("".join(parts).split())
+    if len(title.split()) < _MIN_TITLE_WORDS or title.endswith((":", "：")) or _LABEL.match(title):
+        return None
+    rest = "".join(c.content for c in children[end + 1 :] if c.type in ("text", "code_inline"))
+    return title, rest
+
+
+def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] | None:
+    """The papers of a digest that gives one paper per bold-title block, or None.
+
+    Such digests (weekly lists, reading-list READMEs) write each paper as a list item or
+    paragraph starting with ``**Title**`` (maybe after ``[cs.CL]``), its links beside it
+    and its summary nested under it; headings are dates or sections. The shape holds
+    when at least two blocks start with a bold title and they are at least twice the
+    headings of the level used most. A list-item paper ends with its item; a paragraph
+    paper runs to the next title block or heading. Blocks after a list-item paper and
+    before the next title (an interjected paragraph) are an entry of their own; prose
+    before the first paper is the digest's own.
+    """
+    titled = [
+        i
+        for i, t in enumerate(tokens)
+        if t.type == "inline" and not _inside_table_or_code(tokens, i) and _bold_title(t)
+    ]
+    headings = Counter(int(t.tag[1]) for t in tokens if t.type == "heading_open")
+    most = max(headings.values()) if headings else 0
+    if len(titled) < 2 or len(titled) < 2 * most:
+        return None
+    header: Header | None = None
+    papers: list[_Paper] = []
+    paper: _Paper | None = None
+    item_level: int | None = None  # the list_item level of a list-item paper
+    loose: _Paper | None = None
+    in_heading = False
+
+    def close() -> None:
+        nonlocal paper, loose, item_level
+        for done in (paper, loose):
+            if done is not None and done.has_content():
+                papers.append(done)
+        paper, loose, item_level = None, None, None
+
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            close()
+            in_heading = True
+            continue
+        if token.type == "heading_close":
+            in_heading = False
+            continue
+        if token.type == "list_item_close" and item_level is not None and token.level == item_level:
+            if paper is not None and paper.has_content():
+                papers.append(paper)
+            paper, item_level = None, None
+            continue
+        if token.type != "inline" or token.map is None:
+            continue
+        line = token.map[0] + 1
+        if in_heading:
+            if header is None and not papers and paper is None:
+                header = parse_header(_inline_text(token)[0])
+            continue
+        found = _bold_title(token) if item_level is None else None
+        if found is not None:
+            close()
+            title, rest = found
+            paper = _Paper(line=line, title=title)
+            paper.urls.extend(_inline_text(token)[1])
+            bare = first_url(rest)
+            if bare:
+                paper.urls.append(bare)
+            opener = tokens[index - 2] if index >= 2 else None
+            if opener is not None and opener.type == "list_item_open":
+                item_level = opener.level
+            continue
+        if paper is not None:
+            _paragraph(paper, token, line)
+        elif papers:
+            if loose is None:
+                loose = _Paper(line=line)
+            _paragraph(loose, token, line)
+    close()
+    return header, papers
+
+
 def _section(paper: _Paper, heading: str) -> None:
     """A heading inside a paper: an abstract section (the original wins over a
     translation: a later one marked original replaces the abstract), or another section
@@ -375,6 +508,31 @@ def _section(paper: _Paper, heading: str) -> None:
     paper.abstract = []
     paper.original_abstract = original
     paper.current = "abstract"
+
+
+def _details_abstract(paper: _Paper, token: Token) -> bool:
+    """Read a ``<details><summary>Abstract</summary> … </details>`` block of ``paper``
+    (digests collapse the English abstract so): its text, tags removed, becomes the
+    abstract, over any unlabelled text (a TL;DR or motivation line). True when the block
+    is such a block and its ``</details>`` is not in this token (the paragraphs up to it
+    then continue the abstract)."""
+    content = token.content
+    summary = _SUMMARY.search(content)
+    if not _DETAILS_OPEN.search(content) or summary is None or token.map is None:
+        return False
+    if not _ABSTRACT_HEADING.match(" ".join(_TAG.sub(" ", summary.group(1)).split())):
+        return False
+    after = content[summary.end() :]
+    closing = _DETAILS_CLOSE.search(after)
+    first = token.map[0] + 1 + content[: summary.end()].count("\n")
+    lines = [
+        (first + offset, " ".join(_TAG.sub(" ", line).split()))
+        for offset, line in enumerate((after[: closing.start()] if closing else after).split("\n"))
+    ]
+    paper.abstract = [(number, line) for number, line in lines if line]
+    paper.original_abstract = True
+    paper.current = "section"
+    return closing is None
 
 
 def _inside_table_or_code(tokens: list[Token], index: int) -> bool:
