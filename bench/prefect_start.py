@@ -7,7 +7,7 @@ the folder of the previous start ("used": the database exists, the migration che
 finds nothing to do). ``--repeat`` times each, interleaved; prints the wall seconds of
 the import and of the start, and the 1/5/15-minute load average before each. This is
 the cost a "one local server started once and reused" design would save per command,
-measured against the project-local home paperwatch uses (``paperwatch.cli.prefect_home``).
+measured against the project-local home paperwatch uses (``paperwatch.flow_runtime.prefect_home``).
 
 Usage::
 

@@ -10,18 +10,23 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from paperwatch import flow_runtime
 from paperwatch.allocator import keep_freed_memory
+from paperwatch.exits import EXIT_DAMAGED, EXIT_LOCKED, EXIT_REFUSED, fail
+from paperwatch.flow_runtime import (
+    SERVER_STARTUP_TIMEOUT_S,
+    prefect_home,
+    server_guard,
+    short_run_errors,
+)
 
 if TYPE_CHECKING:
     from paperwatch.db.report_data import WrittenReport
-    from paperwatch.prefect_server import TemporaryServer
 
 # Prefect reads these at import: no telemetry (no network here), quiet unless asked.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -32,11 +37,6 @@ os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL", "INFO")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "paperwatch")
 # Prefect's temporary server waits 20 s by default for its API to answer: too short on a
 # loaded machine ("Timed out while attempting to connect to ephemeral Prefect API server").
-#: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20). The
-#: server paperwatch starts itself is waited on while it makes progress: this bounds the
-#: seconds it may use no CPU, and the CPU seconds it may use, before it answers
-#: (:meth:`paperwatch.prefect_server.TemporaryServer.wait`).
-SERVER_STARTUP_TIMEOUT_S = 180
 os.environ.setdefault(
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(SERVER_STARTUP_TIMEOUT_S)
 )
@@ -114,14 +114,6 @@ WeekOption = Annotated[
 ]
 
 
-#: Exit statuses (README, "The command line"): 0 done, 1 failed, 2 refused (bad usage,
-#: already sent, a future --as-of), 3 the database stayed locked, 4 the database is damaged.
-EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED, EXIT_DAMAGED = 1, 2, 3, 4
-
-#: ``--debug``: Prefect's error lines and tracebacks on the terminal too.
-_debug = False
-
-
 @app.callback()
 def _options(
     debug: Annotated[
@@ -135,14 +127,7 @@ def _options(
     ] = False,
 ) -> None:
     """Options for every command."""
-    global _debug
-    _debug = debug
-
-
-def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
-    """Print ``error: <message>`` on stderr; the exit to raise (1: failed, 2: refused)."""
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    return typer.Exit(code=code)
+    flow_runtime.show_debug = debug
 
 
 def _print_ingest(summary: object, database: Path) -> None:
@@ -178,9 +163,9 @@ def _settings(**overrides: object) -> object:
     try:
         return load_settings(**overrides)
     except ValidationError as exc:
-        raise _fail(_settings_errors(exc), code=EXIT_REFUSED) from None
+        raise fail(_settings_errors(exc), code=EXIT_REFUSED) from None
     except ValueError as exc:
-        raise _fail(str(exc), code=EXIT_REFUSED) from None
+        raise fail(str(exc), code=EXIT_REFUSED) from None
 
 
 def _settings_errors(exc: Any) -> str:
@@ -243,10 +228,10 @@ def _preflight(
         if week is not None:
             parse_week(week)
     except ValueError as exc:
-        raise _fail(str(exc), code=EXIT_REFUSED) from None
+        raise fail(str(exc), code=EXIT_REFUSED) from None
     tomorrow = after_tomorrow(moment, now_utc(), settings.tz)
     if not future and tomorrow is not None:
-        raise _fail(
+        raise fail(
             f"--as-of {as_of} is in the future: its papers would belong to "
             f"{iso_week(moment, settings.tz)} and be first seen on "
             f"{moment.astimezone(settings.tz).date()}, after tomorrow ({tomorrow}); "
@@ -255,13 +240,13 @@ def _preflight(
         )
     if folder and not settings.watch_dir.is_dir():
         state = "is not a folder" if settings.watch_dir.exists() else "does not exist"
-        raise _fail(f"watched folder {settings.watch_dir} {state}")
+        raise fail(f"watched folder {settings.watch_dir} {state}")
     database = settings.database
     if database.is_dir():
-        raise _fail(f"database {database} is a folder; give the path of a .duckdb file")
+        raise fail(f"database {database} is a folder; give the path of a .duckdb file")
     if database_exists and not database.is_file() and not writer_lock.is_held(database):
         # (While the very first ingestion runs, the report waits for it instead.)
-        raise _fail(
+        raise fail(
             f"database {database} does not exist: nothing was ingested there "
             "(run `paperwatch ingest`, or check --database)"
         )
@@ -276,26 +261,26 @@ def _database_exit(settings: object, exc: Exception) -> typer.Exit:
 
     assert isinstance(settings, Settings)
     if isinstance(exc, db.DatabaseLockedError | WriterLockTimeout):
-        return _fail(str(exc), code=EXIT_LOCKED)
+        return fail(str(exc), code=EXIT_LOCKED)
     if isinstance(exc, db.DatabaseDamagedError):
-        return _fail(str(exc), code=EXIT_DAMAGED)
+        return fail(str(exc), code=EXIT_DAMAGED)
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if db.is_disk_full(exc):
-        return _fail(
+        return fail(
             f"the disk holding {settings.database} is full ({first}); the write that failed "
             "was rolled back, so the database holds what it held before it (a run records "
             "the files it loaded before). Free some space and run again"
         )
     if re.search(r"read-only file system|permission denied", first, re.IGNORECASE):
-        return _fail(
+        return fail(
             f"cannot write {settings.database} or its folder ({first}); paperwatch writes "
             "the database, its write-ahead log and its lock file there, and wrote nothing: "
             "make them writable for this user, or give --database in a writable folder"
         )
     if db.is_damage(exc):
         damaged = db.damaged_error(settings.database, first, before_write=False)
-        return _fail(str(damaged), code=EXIT_DAMAGED)
-    return _fail(f"cannot use {settings.database} as a paperwatch database: {first}")
+        return fail(str(damaged), code=EXIT_DAMAGED)
+    return fail(f"cannot use {settings.database} as a paperwatch database: {first}")
 
 
 def _os_error_exit(settings: object, exc: OSError) -> typer.Exit:
@@ -310,24 +295,24 @@ def _os_error_exit(settings: object, exc: OSError) -> typer.Exit:
     reason = exc.strerror or str(exc)
     name = str(exc.filename) if exc.filename else ""
     if db.is_disk_full(exc):
-        return _fail(
+        return fail(
             f"the disk holding {name or database} is full ({reason}); the write that failed "
             "was rolled back, so the database holds what it held before it (a run records "
             "the files it loaded before). Free some space and run again"
         )
     if name and Path(name).resolve().parent == database.resolve().parent:
-        return _fail(
+        return fail(
             f"cannot write in the database's folder {database.parent} ({reason}: {name}); "
             "paperwatch writes the database, its write-ahead log and its lock file there, "
             "and wrote nothing: make the folder writable for this user, or give --database "
             "in a writable one"
         )
     if name and Path(name).resolve().is_relative_to(settings.report_dir.resolve()):
-        return _fail(
+        return fail(
             f"cannot write the report ({reason}: {name}); make the report folder "
             f"{settings.report_dir} writable for this user, or give --report-dir"
         )
-    return _fail(f"{reason}{': ' + name if name else ''}")
+    return fail(f"{reason}{': ' + name if name else ''}")
 
 
 def _up_to_date(settings: object, as_of: str | None) -> object | None:
@@ -355,7 +340,7 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
             if not nothing_to_ingest(con, scan):
                 return None
     except db.DatabaseDamagedError as exc:
-        raise _fail(str(exc), code=EXIT_DAMAGED) from None
+        raise fail(str(exc), code=EXIT_DAMAGED) from None
     except Exception:  # locked, older: the flow decides and reports properly
         return None
     moment = parse_as_of(as_of, settings.tz)
@@ -380,8 +365,8 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
 
     try:
         with (
-            _server_guard(home, warm=("paperwatch.flows.ingest", "great_expectations")),
-            _short_run_errors(
+            server_guard(home, warm=("paperwatch.flows.ingest", "great_expectations")),
+            short_run_errors(
                 DatabaseLockedError,
                 DatabaseDamagedError,
                 WriterLockTimeout,
@@ -403,445 +388,9 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         NotADirectoryError,
         ValueError,
     ) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
         raise _os_error_exit(settings, exc) from None
-
-
-def prefect_home(database: Path) -> Path | None:
-    """Give Prefect a home of this project's own, ``<database folder>/.prefect``, unless the
-    user chose one or chose a server; call it before Prefect is imported.
-
-    Without ``PREFECT_API_URL`` every flow run of the command line starts Prefect's
-    temporary API server, whose SQLite database lives in ``PREFECT_HOME`` (``~/.prefect``
-    by default): shared by every project and every Prefect process of the user, where
-    two first starts at once raced on its schema migration. A home beside the database
-    is shared only by the runs of that database, which the writer lock already orders,
-    and :func:`_server_guard` starts its server under a lock file in that home.
-
-    The user's own setting wins: nothing changes when ``PREFECT_HOME`` or
-    ``PREFECT_API_URL`` is in the environment, when the active profile of the user's
-    ``profiles.toml`` or a settings file of the working directory sets either
-    (:func:`_home_or_server_in_settings_files`), or when Prefect is already imported (its settings
-    are read at import). The user's profiles file stays in use
-    (``PREFECT_PROFILES_PATH``).
-
-    Args:
-        database: the DuckDB file of the run.
-
-    The home is created (with the database's folder) when it is set: Prefect makes its
-    home at import with a plain ``mkdir``, which fails, with a ``UserWarning`` on the
-    terminal, when the database's folder does not exist yet (the first run of a fresh
-    clone has no ``data/``).
-
-    Returns:
-        The home set, or None when it was left alone.
-    """
-    import sys
-
-    if "prefect" in sys.modules or {"PREFECT_HOME", "PREFECT_API_URL"} & set(os.environ):
-        return None
-    if _home_or_server_in_settings_files():
-        return None
-    # os.path.expanduser, not Path's: without HOME and a password entry it leaves "~" (no
-    # such file) where Path.expanduser raises.
-    profiles = Path(
-        os.path.expanduser(os.environ.get("PREFECT_PROFILES_PATH", "~/.prefect/profiles.toml"))
-    )
-    if profiles.is_file():
-        import tomllib
-
-        try:
-            data = tomllib.loads(profiles.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return None  # Prefect will say what is wrong with it
-        active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
-        chosen = data.get("profiles", {}).get(active, {})
-        if isinstance(chosen, dict) and {"PREFECT_HOME", "PREFECT_API_URL"} & set(chosen):
-            return None
-        os.environ.setdefault("PREFECT_PROFILES_PATH", str(profiles))
-    home = database.resolve().parent / ".prefect"
-    # Prefect creates its home at import without parents: a fresh clone has no data/.
-    # An unwritable database folder is named by the run's own error.
-    with contextlib.suppress(OSError):
-        home.mkdir(parents=True, exist_ok=True)
-    os.environ["PREFECT_HOME"] = str(home)
-    return home
-
-
-_guarded_servers: set[int] = set()
-
-
-def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
-@contextmanager
-def _server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Iterator[None]:
-    """Around a flow run of the command line: SIGTERM ends the run like Ctrl-C (finally
-    blocks run: the preparation workers are killed, the run is recorded as failed, and
-    Prefect's temporary server is stopped at exit), and when no ``PREFECT_API_URL`` is set,
-    Prefect's temporary server is started here with a guard process that stops it if this
-    process is killed outright (:func:`paperwatch.ingest.workers.start_server_guard`); the flow
-    runs then send no heartbeats (:func:`_no_heartbeats`).
-
-    Args:
-        home: the Prefect home :func:`prefect_home` set (None: it set none). With a home
-            and Prefect not imported yet, the server starts before Prefect is imported
-            (:class:`paperwatch.prefect_server.TemporaryServer`, from this Prefect
-            version's migrated template when the home is fresh) while the modules named
-            in ``warm`` are imported here; otherwise Prefect starts its own.
-        warm: dotted module names the flow will need (its module, Great Expectations).
-    """
-    import signal
-
-    from paperwatch.prefect_server import ServerExited, warm_imports
-
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
-        early = _start_early_server(home)
-        warm_imports(warm)
-        try:
-            if early is not None:
-                early.wait()
-                temporary = True
-            else:
-                temporary = _start_prefects_server()
-        except typer.Exit:  # a RuntimeError too (click's): the error line is printed
-            raise
-        except ServerExited as exc:
-            raise _fail(
-                f"Prefect's temporary API server did not start ({exc}: it says why); "
-                f"when it names its database, move {home}/prefect.db aside (a new one is "
-                "made), or start a server (`prefect server start`) and set PREFECT_API_URL"
-            ) from None
-        except RuntimeError as exc:
-            raise _fail(
-                f"Prefect's temporary API server did not start ({exc}); on a busy machine "
-                "give it longer (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, "
-                f"paperwatch's default {SERVER_STARTUP_TIMEOUT_S}) or start a server "
-                "(`prefect server start`) and set PREFECT_API_URL"
-            ) from None
-        with _no_heartbeats() if temporary else contextlib.nullcontext():
-            yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextmanager
-def _no_heartbeats() -> Iterator[None]:
-    """Flow runs without Prefect's flow-run heartbeats, for a server that lives only as long
-    as this process (Prefect's temporary server, started here).
-
-    Heartbeats let a lasting server mark a run whose process died as crashed; a temporary
-    server dies with the process, so nobody reads them. And they cost every run time at its
-    end: the heartbeat thread sleeps in one-second steps and the flow waits for it to notice
-    the run ended (Prefect's ``_send_heartbeats`` joins it): 0.6 s at the end of a 100k
-    ingest (py-spy, bench/RESULTS.md). With a server of the user's own
-    (``PREFECT_API_URL``), deployments' runs and runs of the command line keep them.
-    """
-    from prefect.settings import temporary_settings
-
-    with temporary_settings(updates={"flows.heartbeat_frequency": None}):
-        yield
-
-
-def _start_early_server(home: Path | None) -> TemporaryServer | None:
-    """Start Prefect's temporary server for this process before Prefect is imported, and
-    point Prefect at it (``PREFECT_API_URL``); None when it is not this process's to start
-    (no home set by :func:`prefect_home`, a server chosen, Prefect already imported)."""
-    import atexit
-    import importlib.metadata
-    import sys
-
-    from paperwatch.prefect_server import TemporaryServer, template_path
-
-    if home is None or "PREFECT_API_URL" in os.environ or "prefect" in sys.modules:
-        return None
-    if _prefect_settings_files():
-        return None  # Prefect reads them, and may be told of a server there: its own start
-    own_database = {
-        "PREFECT_API_DATABASE_CONNECTION_URL",
-        "PREFECT_SERVER_DATABASE_CONNECTION_URL",
-    } & set(os.environ)
-    template = None if own_database else template_path(importlib.metadata.version("prefect"))
-    timeout = float(
-        os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", SERVER_STARTUP_TIMEOUT_S)
-    )
-    server = TemporaryServer(home, template, timeout)
-    server.start()
-    atexit.register(server.stop)
-    assert server.process is not None
-    from paperwatch.ingest.workers import start_server_guard
-
-    start_server_guard(server.process.pid)
-    os.environ["PREFECT_API_URL"] = server.api_url
-    # Its UI is off (as in Prefect's own temporary server): no "View at <url>" run links.
-    os.environ.setdefault("PREFECT_UI_URL", "")
-    return server
-
-
-def _prefect_settings_files() -> list[Path]:
-    """The files of the working directory Prefect reads settings from besides profiles:
-    ``prefect.toml``, ``.env`` holding a ``PREFECT_`` variable, ``pyproject.toml`` with a
-    ``[tool.prefect]`` table (Prefect 3's settings sources)."""
-    found = []
-    for name, mark in (
-        ("prefect.toml", ""),
-        (".env", "PREFECT_"),
-        ("pyproject.toml", "tool.prefect"),
-    ):
-        path = Path(name)
-        try:
-            if path.is_file() and mark in path.read_text(encoding="utf-8", errors="replace"):
-                found.append(path)
-        except OSError:
-            continue
-    return found
-
-
-def _home_or_server_in_settings_files() -> bool:
-    """True when a settings file of the working directory that Prefect reads
-    (:func:`_prefect_settings_files`) sets its home or its server: ``home`` or ``[api]
-    url`` in ``prefect.toml`` (``[tool.prefect]`` of ``pyproject.toml``), ``PREFECT_HOME``
-    or ``PREFECT_API_URL`` in ``.env``. A file that cannot be read or parsed counts as
-    not setting them (Prefect reports it)."""
-    import tomllib
-
-    for path in _prefect_settings_files():
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if path.name == ".env":
-                if re.search(r"^\s*(export\s+)?PREFECT_(HOME|API_URL)\s*=", text, re.M):
-                    return True
-                continue
-            data = tomllib.loads(text)
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
-        if path.name == "pyproject.toml":
-            data = data.get("tool", {}).get("prefect", {})
-        api = data.get("api", {})
-        if "home" in data or (isinstance(api, dict) and "url" in api):
-            return True
-    return False
-
-
-def _start_prefects_server() -> bool:
-    """Without ``PREFECT_API_URL``: start Prefect's own temporary server now (the instance its
-    client uses), one start at a time per home (the server migrates the home's SQLite
-    database while it starts, which two servers must not do at once), with the guard.
-
-    Returns:
-        True when the runs go to that temporary server; False when a server was chosen
-        (``PREFECT_API_URL`` from a profile or a settings file), which is checked instead.
-    """
-    from prefect.settings import PREFECT_API_URL
-
-    url = PREFECT_API_URL.value()
-    if url:
-        _check_chosen_server(str(url))
-        return False
-    from filelock import FileLock
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_HOME
-
-    from paperwatch.ingest.workers import start_server_guard
-
-    server = SubprocessASGIServer()
-    home = Path(str(PREFECT_HOME.value()))
-    home.mkdir(parents=True, exist_ok=True)
-    with FileLock(home / "paperwatch-server-start.lock", thread_local=False):
-        server.start()
-    process = server.server_process
-    if process is not None and process.pid not in _guarded_servers:
-        _guarded_servers.add(process.pid)
-        start_server_guard(process.pid)
-    return True
-
-
-def _check_chosen_server(url: str) -> None:
-    """Before a flow runs against the server the user chose (``PREFECT_API_URL`` from the
-    environment, a profile, ``prefect.toml`` or ``.env``): check that it answers and speaks
-    this Prefect's API (Prefect's own ``raise_for_api_version_mismatch``, the check its
-    first flow run makes), so that a server that is down is one clear ``error:`` line
-    naming the URL and where it was set, not an unexpected ``RuntimeError``.
-
-    Raises:
-        typer.Exit: (1) the server does not answer or runs an incompatible Prefect.
-    """
-    from prefect.client.orchestration import get_client
-
-    try:
-        with get_client(sync_client=True) as client:
-            client.raise_for_api_version_mismatch()
-    except RuntimeError as exc:
-        raise _fail(
-            f"the Prefect server at {url} ({_api_url_source()}) cannot be used: {exc}. "
-            "Start it (`prefect server start`), or remove PREFECT_API_URL there and "
-            "paperwatch starts a temporary server of its own"
-        ) from None
-
-
-def _api_url_source() -> str:
-    """Where ``PREFECT_API_URL`` was set: the environment, the active profile, or the
-    working directory's settings files (:func:`_prefect_settings_files`)."""
-    if "PREFECT_API_URL" in os.environ:
-        return "set in the environment"
-    from prefect.context import get_settings_context
-
-    profile = get_settings_context().profile
-    if "PREFECT_API_URL" in {getattr(key, "name", str(key)) for key in profile.settings}:
-        return f"set by the profile {profile.name!r} of {profile.source}"
-    files = _prefect_settings_files()
-    if files:
-        return "set in " + " or ".join(str(path) for path in files)
-    return "set in Prefect's settings"
-
-
-class _HoldErrors(logging.Filter):
-    """On the terminal's log handlers during a flow run: hold back the records that repeat
-    a failure (:meth:`holds`: Prefect's "Encountered exception", "Finished in state Failed",
-    task retries, tracebacks). When the command then fails, its one ``error:`` line
-    says what happened and they are dropped (the log file has them); when it succeeds they
-    are shown at the end."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.held: list[tuple[logging.Handler, logging.LogRecord]] = []
-        self.handler: logging.Handler | None = None
-
-    @staticmethod
-    def holds(record: logging.LogRecord) -> bool:
-        """True for a record that repeats a failure the ``error:`` line will state: errors,
-        tracebacks, a run's "Finished in state Failed/Crashed", a failed send attempt."""
-        if record.levelno >= logging.ERROR or record.exc_info:
-            return True
-        if record.name == "paperwatch.report.smtp" and record.levelno >= logging.WARNING:
-            return True
-        message = record.getMessage()
-        return message.startswith("Finished in state") and not message.startswith(
-            "Finished in state Completed"
-        )
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.holds(record):
-            if self.handler is not None:
-                self.held.append((self.handler, record))
-            return False
-        return True
-
-
-def _console_handlers() -> list[logging.Handler]:
-    """The handlers that write to the terminal: stream handlers of the root logger (where
-    Prefect's console handler sits; the flow-run loggers propagate to it) that are not files."""
-    return [
-        h
-        for h in logging.getLogger().handlers
-        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
-    ]
-
-
-def _not_shutdown_noise(record: logging.LogRecord) -> bool:
-    """False for Prefect's note at exit that it is still sending events or logs to its API
-    ("Still processing items: n items remaining..."): housekeeping of the client, printed
-    after the command's last line on a busy machine; it stays in the log file."""
-    return not record.getMessage().startswith("Still processing items:")
-
-
-class _LogFile(logging.FileHandler):
-    """The run's log file; a write that fails (a full disk) stops it quietly instead of
-    printing logging's own error report on the terminal."""
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        self.setLevel(logging.CRITICAL + 1)
-
-
-@contextmanager
-def _short_run_errors(
-    *expected: type[BaseException], settings: object | None = None
-) -> Iterator[None]:
-    """Around a flow run of the command line: one error, one line.
-
-    Every log record of the run also goes to the log file (setting ``log_file``, default
-    ``<database name>.log`` beside the database), tracebacks included. On the terminal,
-    Prefect's error records are held back (:class:`_HoldErrors`) and dropped when the run
-    fails, so that the command's own ``error:`` line is the only one; with ``--debug``
-    they are shown as they come. An exception not among ``expected`` (a fault of
-    paperwatch itself) ends in one ``error:`` line naming it and the log file, which holds
-    its traceback (``--debug`` raises it instead).
-    """
-    import traceback
-
-    from paperwatch.settings import Settings
-
-    log_path = settings.log_path if isinstance(settings, Settings) else None
-    root = logging.getLogger()
-    file_handler: logging.Handler | None = None
-    if log_path is not None:
-        try:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = _LogFile(log_path, encoding="utf-8")
-        except OSError:
-            file_handler = (
-                None  # no log file (read-only folder): the terminal still says what failed
-            )
-        else:
-            file_handler.setFormatter(
-                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-            )
-            root.addHandler(file_handler)
-    filters: list[tuple[logging.Handler, _HoldErrors]] = []
-    for handler in _console_handlers():
-        if _not_shutdown_noise not in handler.filters:  # kept until exit, where it is logged
-            handler.addFilter(_not_shutdown_noise)
-    if not _debug:
-        for handler in _console_handlers():
-            hold = _HoldErrors()
-            hold.handler = handler
-            handler.addFilter(hold)
-            filters.append((handler, hold))
-    failed = False
-    try:
-        yield
-    except BaseException as exc:
-        failed = True
-        passes = (*expected, typer.Exit)
-        if isinstance(exc, passes) or not isinstance(exc, Exception):
-            raise
-        if file_handler is not None:
-            file_handler.emit(
-                logging.LogRecord(
-                    "paperwatch.cli",
-                    logging.ERROR,
-                    __file__,
-                    0,
-                    "".join(traceback.format_exception(exc)),
-                    None,
-                    None,
-                )
-            )
-        if _debug:
-            raise
-        where = (
-            f"the traceback is in {log_path}; --debug shows it here"
-            if file_handler
-            else "--debug shows the traceback"
-        )
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise _fail(
-            f"unexpected {type(exc).__name__}{': ' + first if first else ''} ({where}); "
-            "please report it"
-        ) from None
-    finally:
-        for handler, hold in filters:
-            handler.removeFilter(hold)
-            if not failed:
-                for target, record in hold.held:
-                    target.handle(record)
-        if file_handler is not None:
-            root.removeHandler(file_handler)
-            with contextlib.suppress(OSError):  # the buffered rest could not be written
-                file_handler.close()
 
 
 def _run_report(
@@ -869,13 +418,13 @@ def _run_report(
         try:
             configured_addresses(settings.smtp)
         except (MailSettingsError, ValueError) as exc:
-            raise _fail(str(exc), code=EXIT_REFUSED) from None
+            raise fail(str(exc), code=EXIT_REFUSED) from None
     home = prefect_home(settings.database)
 
     try:
         with (
-            _server_guard(home, warm=("paperwatch.flows.report",)),
-            _short_run_errors(
+            server_guard(home, warm=("paperwatch.flows.report",)),
+            short_run_errors(
                 AlreadySentError,
                 MailDeliveryError,
                 ValueError,
@@ -905,7 +454,7 @@ def _run_report(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=2) from None
     except MailDeliveryError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
         raise _database_exit(settings, exc) from None
     except (
@@ -913,7 +462,7 @@ def _run_report(
         ValueError,
         RuntimeError,
     ) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
         raise _os_error_exit(settings, exc) from None
 
@@ -942,7 +491,7 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
     except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
         raise _database_exit(settings, exc) from None
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
         raise _os_error_exit(settings, exc) from None
     return written
@@ -1023,7 +572,7 @@ def report(
     when the week was already sent (use --resend), 1 when delivery failed.
     """
     if dry_run and (send or resend):
-        raise _fail("--dry-run writes the message instead of sending it: drop --send/--resend")
+        raise fail("--dry-run writes the message instead of sending it: drop --send/--resend")
     settings = _settings(database=database, report_dir=report_dir)
     if not (send or resend or dry_run):  # rendering only: no flow run, no Prefect server
         written = _report_here(settings, week, as_of)
@@ -1131,7 +680,7 @@ def rebuild(
     _preflight(settings, as_of=as_of, folder=True, future=allow_future)
     path = settings.database
     if writer_lock.is_held(path):
-        raise _fail(
+        raise fail(
             f"{writer_lock.holder(path)} is writing {path} (lock file "
             f"{writer_lock.lock_path(path)}); a rebuild does not wait: run it again when "
             "that run has finished",
@@ -1141,13 +690,13 @@ def rebuild(
 
     expected = (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error, OSError)
     try:
-        with _server_guard(), _short_run_errors(*expected, settings=settings):
+        with server_guard(), short_run_errors(*expected, settings=settings):
             outcome = rebuild_database(str(settings.watch_dir), str(path), as_of)
     except (DatabaseLockedError, WriterLockTimeout) as exc:
-        raise _fail(str(exc), code=EXIT_LOCKED) from None
+        raise fail(str(exc), code=EXIT_LOCKED) from None
     except (DatabaseDamagedError, duckdb.Error, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _fail(
+        raise fail(
             f"the rebuild of {path} did not complete ({first}); {path} is as it was. "
             "Fix the cause and run `paperwatch rebuild` again"
         ) from None
@@ -1191,7 +740,7 @@ def quarantine_list(
         with db.reader(settings.database, settings.lock_timeout_s) as con:
             items = list_quarantine(con, include_released)
     except (FileNotFoundError, db.DatabaseLockedError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if not items:
         typer.echo(
             "the quarantine is empty"
@@ -1269,7 +818,7 @@ def quarantine_release(
             update_near_duplicates(con, settings, moment)
             update_paper_terms(con)
     except (QuarantineError, ValueError, db.DatabaseLockedError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     state = "a new paper" if release.new_paper else "an occurrence of a known paper"
     typer.echo(
         f"released #{release.quarantine_id} ({release.path}, entry {release.position}) as {state} "
@@ -1305,7 +854,7 @@ def docs(
     try:
         scan = scan_folder(settings.watch_dir, settings.formats)
     except (FileNotFoundError, NotADirectoryError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     prepared = []
     for stat in scan.files:
         try:
@@ -1402,15 +951,15 @@ def sql(
     assert isinstance(settings, Settings)
     target = settings.snapshot_path
     if target is None:
-        raise _fail("the snapshot is disabled (setting snapshot is empty): set it to a path")
+        raise fail("the snapshot is disabled (setting snapshot is empty): set it to a path")
     if not target.is_file():
-        raise _fail(
+        raise fail(
             f"the snapshot {target} does not exist yet: run `paperwatch ingest` first "
             "(every run that writes the database publishes it)"
         )
     program = _duckdb_cli()
     if program is None:
-        raise _fail(
+        raise fail(
             "the DuckDB CLI is not installed: `pip install duckdb-cli` (in paperwatch's "
             "environment) or put `duckdb` on PATH"
         )
@@ -1438,7 +987,7 @@ def _api_url() -> str | None:
 def _need_server(command: str) -> str:
     url = _api_url()
     if not url:
-        raise _fail(
+        raise fail(
             f"`paperwatch {command}` needs a Prefect server: start one with `prefect server start` "
             "and set PREFECT_API_URL=http://127.0.0.1:4200/api"
             + (" (or use --local to ingest in this process)" if command == "watch" else "")
@@ -1541,7 +1090,7 @@ def watch(
     quiet = settings.schedule.watch_quiet_period_s if quiet_period is None else quiet_period
     watched = settings.watch_dir.resolve()
     if not watched.is_dir():
-        raise _fail(f"watched folder {watched} does not exist or is not a folder")
+        raise fail(f"watched folder {watched} does not exist or is not a folder")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 

@@ -21,7 +21,7 @@ that cost from a command's critical path:
   flow modules, Great Expectations).
 
 Each home still has a database of its own (``<database folder>/.prefect``, see
-:func:`paperwatch.cli.prefect_home`): nothing is shared between projects but the
+:func:`paperwatch.flow_runtime.prefect_home`): nothing is shared between projects but the
 read-only template. The template holds what every new database of that Prefect version
 holds after its first start (the schema and the registered block types), no flow runs.
 """

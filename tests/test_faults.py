@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from paperwatch.cli import EXIT_DAMAGED, EXIT_FAILED
+from paperwatch.exits import EXIT_DAMAGED, EXIT_FAILED
 
 from .conftest import SEEDS
 from .test_one_line_errors import assert_one_error_line, paperwatch

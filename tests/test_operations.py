@@ -262,7 +262,8 @@ def test_a_damaged_database_is_refused_in_one_line_and_left_as_it_was(
 ) -> None:
     from typer.testing import CliRunner
 
-    from paperwatch.cli import EXIT_DAMAGED, app
+    from paperwatch.cli import app
+    from paperwatch.exits import EXIT_DAMAGED
 
     database = tmp_path / "db" / "paperwatch.duckdb"
     ingest_listings(str(seed_folder), str(database), AS_OF)

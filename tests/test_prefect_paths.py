@@ -111,22 +111,22 @@ def _heartbeat_frequency() -> int | None:
 def test_runs_on_the_temporary_server_send_no_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nobody reads a temporary server's heartbeats, and waiting for the heartbeat thread
     cost the end of every run; a server of the user's own keeps them."""
-    from paperwatch import cli
+    from paperwatch import flow_runtime
 
     monkeypatch.setattr("paperwatch.prefect_server.warm_imports", lambda modules: None)
     default = _heartbeat_frequency()
     assert default is not None
 
-    monkeypatch.setattr(cli, "_start_early_server", lambda home: _StartedServer())
-    with cli._server_guard():
+    monkeypatch.setattr(flow_runtime, "_start_early_server", lambda home: _StartedServer())
+    with flow_runtime.server_guard():
         assert _heartbeat_frequency() is None
     assert _heartbeat_frequency() == default
 
-    monkeypatch.setattr(cli, "_start_early_server", lambda home: None)
-    monkeypatch.setattr(cli, "_start_prefects_server", lambda: True)  # Prefect's own
-    with cli._server_guard():
+    monkeypatch.setattr(flow_runtime, "_start_early_server", lambda home: None)
+    monkeypatch.setattr(flow_runtime, "_start_prefects_server", lambda: True)  # Prefect's own
+    with flow_runtime.server_guard():
         assert _heartbeat_frequency() is None
 
-    monkeypatch.setattr(cli, "_start_prefects_server", lambda: False)  # a chosen server
-    with cli._server_guard():
+    monkeypatch.setattr(flow_runtime, "_start_prefects_server", lambda: False)  # a chosen server
+    with flow_runtime.server_guard():
         assert _heartbeat_frequency() == default

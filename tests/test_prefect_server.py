@@ -483,7 +483,7 @@ def test_prefect_settings_files_of_the_working_directory_leave_the_start_to_pref
 ) -> None:
     """A server named in a file Prefect reads (not in the environment) must win: the early
     start is skipped when such a file is there."""
-    from paperwatch.cli import _prefect_settings_files
+    from paperwatch.flow_runtime import _prefect_settings_files
 
     assert _prefect_settings_files() == []  # the tests run in tmp_path
     Path(".env").write_text("OTHER=1\n", encoding="utf-8")

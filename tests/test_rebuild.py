@@ -11,9 +11,10 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from paperwatch.cli import EXIT_LOCKED, app
+from paperwatch.cli import app
 from paperwatch.db.quarantine import release_entry
 from paperwatch.db.writer_lock import this_process, writer_lock
+from paperwatch.exits import EXIT_LOCKED
 from paperwatch.flows.ingest import ingest_listings
 
 from .conftest import SEEDS

@@ -227,7 +227,7 @@ def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def home_chosen(tmp_path: Path, env: dict[str, str]) -> str:
-    """What :func:`paperwatch.cli.prefect_home` decides in a fresh process for a database
+    """What :func:`paperwatch.flow_runtime.prefect_home` decides in a fresh process for a database
     at ``tmp_path/data/paperwatch.duckdb``: the home it set, or ``None``; then the
     ``PREFECT_PROFILES_PATH`` it left."""
     code = (
