@@ -359,15 +359,114 @@ def score_trending_terms(
     p_two = np.minimum(1.0, 2 * np.minimum(p_up, p_down))
     q = benjamini_hochberg(p_two)
     scored = _effects(tested, p_two, q, n_week, n_baseline, dispersion, weeks_with_papers)
-    yi = pl.col("papers_week")
-    reported = scored.filter(
-        (pl.col("q_value") <= fdr) & ((pl.col("kind") == "falling") | (yi >= min_support))
+    rises = scored.filter(
+        (pl.col("q_value") <= fdr)
+        & (pl.col("kind") != "falling")
+        & (pl.col("papers_week") >= min_support)
     )
+    falls = _falls(both, n_week, n_baseline, dispersion, weeks_with_papers, fdr)
+    reported = pl.concat([rises, falls.select(rises.columns)])
     # The word lists and wordfreq only for the terms that passed the test (a few of the
     # thousands tested), each looked up once in plain Python (no per-row Polars callback).
     reported = reported.filter(pl.Series(_not_generic(reported["term"]), dtype=pl.Boolean))
     reported = drop_covered(reported, min_support, n_week, n_baseline, by="kind")
     return rank_trends(reported)
+
+
+def fall_power(
+    papers_baseline: np.ndarray,
+    n_week: int,
+    n_baseline: int,
+    dispersion: float,
+    baseline_weeks: int = 1,
+) -> np.ndarray:
+    """The smallest one-sided p-value a fall can reach: P(Y = 0), no paper this week.
+
+    It depends on the baseline count (and the sizes and τ²) only, never on this week's
+    count: under the null the two are independent, so filtering on it keeps the test's
+    error rate (independent filtering, Bourgon, Gentleman & Huber (2010), PNAS
+    107(21):9546-9551; the minimum attainable p-value of a discrete test, Tarone (1990),
+    Biometrics 46(2):515-522).
+
+    Args:
+        papers_baseline: int array, baseline papers with each term.
+        n_week, n_baseline, dispersion, baseline_weeks: as in :func:`beta_binomial_p_values`.
+
+    Returns:
+        Float array of P(Y ≤ 0) under :func:`beta_binomial_p_values`' predictive.
+    """
+    yj = np.asarray(papers_baseline)
+    _, p_down = beta_binomial_p_values(
+        np.zeros_like(yj), yj, n_week, n_baseline, dispersion, baseline_weeks
+    )
+    return p_down
+
+
+def tarone_family(min_p: np.ndarray, fdr: float) -> np.ndarray:
+    """Which tests enter a family: those whose smallest attainable p-value is ≤ fdr/K, for
+    the smallest K ≥ 1 with at most K such tests (Tarone 1990, Biometrics 46(2):515-522;
+    for the false discovery rate, Gilbert (2005), J. R. Stat. Soc. C 54(1):143-158). A test
+    left out could not be a discovery even as the only one of a family of K.
+
+    Args:
+        min_p: the smallest attainable p-value of each test (:func:`fall_power`).
+        fdr: the false discovery rate (0 < fdr < 1).
+
+    Returns:
+        Boolean mask over ``min_p`` (all False when it is empty).
+    """
+    ps = np.asarray(min_p, dtype=float)
+    if ps.size == 0:
+        return np.zeros(0, dtype=bool)
+    ordered = np.sort(ps)
+    ks = np.arange(1, ps.size + 1)
+    fits = np.searchsorted(ordered, fdr / ks, side="right") <= ks
+    k = int(ks[np.argmax(fits)]) if fits.any() else ps.size
+    return ps <= fdr / k
+
+
+def _falls(
+    both: pl.DataFrame,
+    n_week: int,
+    n_baseline: int,
+    dispersion: float,
+    weeks_with_papers: int,
+    fdr: float,
+) -> pl.DataFrame:
+    """The falling terms, tested in their own family: terms with the power to fall.
+
+    A term enters the family when it is not generic (:func:`is_generic`) and a fall to no
+    paper this week could be a discovery (:func:`fall_power`, :func:`tarone_family`): both
+    depend on the term and its baseline count only. In the family each term gets the
+    one-sided p = P(Y ≤ y) of :func:`beta_binomial_p_values` and a Benjamini-Hochberg
+    q-value over the family (Benjamini & Hochberg 1995); a term whose share fell with
+    q ≤ ``fdr`` is reported. Returns the rows of :func:`_effects` of kind 'falling'.
+    """
+    # A term expected in fewer than one paper this week cannot fall significantly (P(Y = 0)
+    # > 1/e): not computed.
+    cand = both.filter(pl.col("papers_baseline") * n_week >= n_baseline).sort("term")
+    min_p = fall_power(
+        cand["papers_baseline"].to_numpy(), n_week, n_baseline, dispersion, weeks_with_papers
+    )
+    # The word lists only for the terms that can enter a family (min_p ≤ fdr).
+    cand = cand.with_columns(_min_p=pl.Series(min_p, dtype=pl.Float64)).filter(
+        pl.col("_min_p") <= fdr
+    )
+    cand = cand.filter(pl.Series(_not_generic(cand["term"]), dtype=pl.Boolean))
+    family = cand.filter(pl.Series(tarone_family(cand["_min_p"].to_numpy(), fdr)))
+    _, p_down = beta_binomial_p_values(
+        family["papers_week"].to_numpy(),
+        family["papers_baseline"].to_numpy(),
+        n_week,
+        n_baseline,
+        dispersion,
+        weeks_with_papers,
+    )
+    q = benjamini_hochberg(p_down)
+    scored = _effects(
+        family.drop("_min_p"), p_down, q, n_week, n_baseline, dispersion, weeks_with_papers
+    )
+    return scored.filter((pl.col("q_value") <= fdr) & (pl.col("kind") == "falling"))
 
 
 def _effects(
