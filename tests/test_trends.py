@@ -19,11 +19,13 @@ from paperwatch.analysis.trend_stats import (
     drop_covered,
     english_frequency,
     estimate_dispersion,
+    fall_power,
     is_generic,
     keyness_bound,
     load_english_frequencies,
     merge_same_papers,
     score_trending_terms,
+    tarone_family,
 )
 from paperwatch.db import writer
 from paperwatch.db.trends import (
@@ -274,6 +276,20 @@ def test_beta_binomial_p_values_match_the_exact_binomial_limit() -> None:
     _, narrow = beta_binomial_p_values(np.array([1]), np.array([30]), 50, 200, 0.0, 4)
     assert narrow[0] == pytest.approx(0.005380, abs=1e-6)
     assert wide[0] == pytest.approx(0.009151, abs=1e-6)
+
+
+def test_fall_power_and_the_falls_family() -> None:
+    from scipy import stats
+
+    # No wobble: P(Y = 0) under BetaBinomial(50, p̂κ, (1 − p̂)κ), p̂ = 40.5/201, κ = 200.
+    power = fall_power(np.array([40, 10, 0]), 50, 200, 0.0, 4)
+    share = 40.5 / 201
+    assert power[0] == pytest.approx(stats.betabinom.pmf(0, 50, share * 200, (1 - share) * 200))
+    assert power.tolist() == pytest.approx([4.806846e-05, 0.0913377, 0.8945895], rel=1e-5)
+    # Tarone: K = 3 is the smallest K with at most K minimum p-values ≤ 0.05/K.
+    family = tarone_family(np.array([0.001, 0.002, 0.004, 0.03, 0.5]), 0.05)
+    assert family.tolist() == [True, True, True, False, False]
+    assert tarone_family(np.array([]), 0.05).tolist() == []
 
 
 def test_score_kinds_ranks_and_errors() -> None:

@@ -7,9 +7,11 @@ term's share, with the false discovery rate controlled over the terms tested.
 - :func:`score_trending_terms`: for each term with support, the number of this week's papers
   that use it is compared with its *beta-binomial* posterior predictive distribution given
   the baseline weeks (the baseline share's own uncertainty plus the wobble of shares from
-  week to week, :func:`estimate_dispersion`); two-sided p-values; Benjamini-Hochberg
-  q-values over every term tested; the significant terms are split into *new*, *rising* and
-  *falling* and ranked by effect size (log2 ratio of shares).
+  week to week, :func:`estimate_dispersion`); new and rising terms: two-sided p-values and
+  Benjamini-Hochberg q-values over every term tested; falling terms: one-sided p-values and
+  q-values over their own family, the terms with the power to fall (:func:`fall_power`,
+  :func:`tarone_family`; independent filtering, Bourgon, Gentleman & Huber 2010); ranked
+  by effect size (log2 ratio of shares).
 - :func:`distinctive_terms`: with no baseline, the week's terms most over-represented against
   general English (``wordfreq``'s packaged frequencies).
 - :func:`is_generic`: generic words (common in general English by ``wordfreq``, or in the
@@ -303,10 +305,11 @@ def score_trending_terms(
     A term is *tested* when it has support: at least ``min_support`` papers this week, or a
     baseline rate that predicts that many this week. Each tested term gets two-sided
     p = min(1, 2 · min(P(Y ≥ y), P(Y ≤ y))) from :func:`beta_binomial_p_values` and a
-    Benjamini-Hochberg q-value over all tested terms; a term is reported when q ≤ ``fdr``
-    and, if it rose, it has ``min_support`` papers this week (so a singleton never trends),
-    and it is not generic (:func:`is_generic`). Kinds: *new* (no baseline paper has it),
-    *rising*, *falling*. A sub-term is dropped when a reported longer term of the same kind
+    Benjamini-Hochberg q-value over all tested terms; a term that rose is reported when
+    q ≤ ``fdr`` and it has ``min_support`` papers this week (so a singleton never trends).
+    Falls are tested in their own family (:func:`_falls`: the terms with the power to fall,
+    one-sided p, BH over the family, q ≤ ``fdr``). No generic term is reported
+    (:func:`is_generic`). Kinds: *new* (no baseline paper has it), *rising*, *falling*. A sub-term is dropped when a reported longer term of the same kind
     containing it accounts for all but fewer than ``min_support`` of its papers (this week,
     and in the baseline scaled to this week's size): "large language" under "large language
     model". Effect size: :func:`_effects`.
@@ -324,8 +327,8 @@ def score_trending_terms(
     Returns:
         Reported terms, columns :data:`SCORE_COLUMNS`: term, kind ('new' | 'rising' |
         'falling'), rank (1-based per kind, :func:`rank_trends`), papers_week,
-        papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value,
-        q_value (Float64). Rows: new, then rising, then falling. Deterministic.
+        papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value
+        (two-sided; one-sided for falls), q_value (Float64, in the kind's family). Rows: new, then rising, then falling. Deterministic.
 
     Raises:
         ValueError: n_week or the baseline is empty, min_support < 1, or fdr not in (0, 1).
