@@ -246,13 +246,7 @@ def beta_binomial_p_values(
     from scipy import stats
 
     yi = np.asarray(papers_week, dtype=float)
-    yj = np.asarray(papers_baseline, dtype=float)
-    p_hat = (yj + 0.5) / (n_baseline + 1)
-    inv = 1.0 / (n_baseline + 1) + dispersion * (1 + 1 / max(baseline_weeks, 1)) * p_hat / (
-        1 - p_hat
-    )
-    kappa = np.maximum(1.0 / inv - 1.0, 1e-6)
-    a, b = p_hat * kappa, (1 - p_hat) * kappa
+    p_hat, a, b = _predictive(papers_baseline, n_baseline, dispersion, baseline_weeks)
     # The predictive mean and variance: a normal approximation screens out the terms that
     # are clearly not significant (two-sided p > 0.25 with 50 papers or more: summing the
     # exact tail costs time in proportion to the count), whose p-values stay approximate.
@@ -269,6 +263,19 @@ def beta_binomial_p_values(
     p_down[down] = stats.betabinom.cdf(yi[down], n_week, a[down], b[down])
     p_up[down] = 1.0
     return np.clip(p_up, 0.0, 1.0), np.clip(p_down, 0.0, 1.0)
+
+
+def _predictive(
+    papers_baseline: np.ndarray, n_baseline: int, dispersion: float, baseline_weeks: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p̂, a, b) of :func:`beta_binomial_p_values`' predictive, per term."""
+    yj = np.asarray(papers_baseline, dtype=float)
+    p_hat = (yj + 0.5) / (n_baseline + 1)
+    inv = 1.0 / (n_baseline + 1) + dispersion * (1 + 1 / max(baseline_weeks, 1)) * p_hat / (
+        1 - p_hat
+    )
+    kappa = np.maximum(1.0 / inv - 1.0, 1e-6)
+    return p_hat, p_hat * kappa, (1 - p_hat) * kappa
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
@@ -367,7 +374,8 @@ def score_trending_terms(
         & (pl.col("kind") != "falling")
         & (pl.col("papers_week") >= min_support)
     )
-    falls = _falls(both, n_week, n_baseline, dispersion, weeks_with_papers, fdr)
+    known = tested.select("term", _p_down=pl.Series(p_down, dtype=pl.Float64))
+    falls = _falls(both, known, n_week, n_baseline, dispersion, weeks_with_papers, fdr)
     reported = pl.concat([rises, falls.select(rises.columns)])
     # The word lists and wordfreq only for the terms that passed the test (a few of the
     # thousands tested), each looked up once in plain Python (no per-row Polars callback).
@@ -398,11 +406,12 @@ def fall_power(
     Returns:
         Float array of P(Y ≤ 0) under :func:`beta_binomial_p_values`' predictive.
     """
-    yj = np.asarray(papers_baseline)
-    _, p_down = beta_binomial_p_values(
-        np.zeros_like(yj), yj, n_week, n_baseline, dispersion, baseline_weeks
-    )
-    return p_down
+    from scipy import special  # imported when needed, as in beta_binomial_p_values
+
+    # P(Y = 0) of BetaBinomial(n, a, b) = B(a, b + n) / B(a, b), in closed form (summing
+    # the tail as beta_binomial_p_values does costs a Python call per term).
+    _, a, b = _predictive(papers_baseline, n_baseline, dispersion, baseline_weeks)
+    return np.asarray(np.exp(special.betaln(a, b + n_week) - special.betaln(a, b)))
 
 
 def tarone_family(min_p: np.ndarray, fdr: float) -> np.ndarray:
@@ -430,6 +439,7 @@ def tarone_family(min_p: np.ndarray, fdr: float) -> np.ndarray:
 
 def _falls(
     both: pl.DataFrame,
+    known: pl.DataFrame,
     n_week: int,
     n_baseline: int,
     dispersion: float,
@@ -443,7 +453,9 @@ def _falls(
     depend on the term and its baseline count only. In the family each term gets the
     one-sided p = P(Y ≤ y) of :func:`beta_binomial_p_values` and a Benjamini-Hochberg
     q-value over the family (Benjamini & Hochberg 1995); a term whose share fell with
-    q ≤ ``fdr`` is reported. Returns the rows of :func:`_effects` of kind 'falling'.
+    q ≤ ``fdr`` is reported. ``known``: columns ``term``, ``_p_down``, the one-sided
+    p-values already computed for some terms (the same inputs give the same value).
+    Returns the rows of :func:`_effects` of kind 'falling'.
     """
     # A term expected in fewer than one paper this week cannot fall significantly (P(Y = 0)
     # > 1/e): not computed.
@@ -456,10 +468,15 @@ def _falls(
         pl.col("_min_p") <= fdr
     )
     cand = cand.filter(pl.Series(_not_generic(cand["term"]), dtype=pl.Boolean))
-    family = cand.filter(pl.Series(tarone_family(cand["_min_p"].to_numpy(), fdr)))
-    _, p_down = beta_binomial_p_values(
-        family["papers_week"].to_numpy(),
-        family["papers_baseline"].to_numpy(),
+    family = cand.filter(pl.Series(tarone_family(cand["_min_p"].to_numpy(), fdr))).join(
+        known, on="term", how="left", maintain_order="left"
+    )
+    # The exact tails are summed only for the terms not tested with the risers.
+    missing = family["_p_down"].is_null().to_numpy()
+    p_down = family["_p_down"].fill_null(1.0).to_numpy().copy()
+    _, p_down[missing] = beta_binomial_p_values(
+        family["papers_week"].to_numpy()[missing],
+        family["papers_baseline"].to_numpy()[missing],
         n_week,
         n_baseline,
         dispersion,
@@ -467,7 +484,13 @@ def _falls(
     )
     q = benjamini_hochberg(p_down)
     scored = _effects(
-        family.drop("_min_p"), p_down, q, n_week, n_baseline, dispersion, weeks_with_papers
+        family.drop("_min_p", "_p_down"),
+        p_down,
+        q,
+        n_week,
+        n_baseline,
+        dispersion,
+        weeks_with_papers,
     )
     return scored.filter((pl.col("q_value") <= fdr) & (pl.col("kind") == "falling"))
 
