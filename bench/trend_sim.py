@@ -20,9 +20,11 @@ week, a falling one that many expected at its baseline rate):
 - ``betabin+bh``: beta-binomial predictive with τ² = 0 (binomial sampling only), BH;
 - ``betabin-wobble+bh``: beta-binomial with the wobble τ² estimated from the baseline weeks
   (:func:`paperwatch.analysis.trend_stats.estimate_dispersion`), BH — what paperwatch uses
-  (:func:`paperwatch.analysis.trend_stats.score_trending_terms`, called as is).
+  (:func:`paperwatch.analysis.trend_stats.score_trending_terms`, called as is: falls tested
+  in their own family of the terms with the power to fall).
 
-Run: ``.venv/bin/python bench/trend_sim.py`` (about a minute; ``--histories 50`` for more).
+Run: ``.venv/bin/python bench/trend_sim.py`` (about a minute; ``--histories 50`` for more;
+``--method betabin-wobble+bh`` for paperwatch's only).
 """
 
 from __future__ import annotations
@@ -143,7 +145,11 @@ def main() -> None:
     parser.add_argument("--histories", type=int, default=20, help="seeded histories per cell")
     parser.add_argument("--fdr", type=float, default=0.05, help="false discovery rate")
     parser.add_argument("--wobble", type=float, default=0.15, help="σ of weekly rate wobble")
+    parser.add_argument(
+        "--method", action="append", choices=sorted(METHODS), help="only these (repeatable)"
+    )
     args = parser.parse_args()
+    methods = {k: v for k, v in METHODS.items() if not args.method or k in args.method}
     started = time.perf_counter()
     print(
         f"histories per cell: {args.histories}; wobble σ = {args.wobble}; "
@@ -162,7 +168,7 @@ def main() -> None:
             simulate_history(5000 + s, size, planted=False, wobble=args.wobble)
             for s in range(args.histories)
         ]
-        for name, method in METHODS.items():
+        for name, method in methods.items():
             found = {"new": 0, "rising": 0, "falling": 0}
             fd_planted = 0
             for h in planted:

@@ -19,11 +19,13 @@ from paperwatch.analysis.trend_stats import (
     drop_covered,
     english_frequency,
     estimate_dispersion,
+    fall_power,
     is_generic,
     keyness_bound,
     load_english_frequencies,
     merge_same_papers,
     score_trending_terms,
+    tarone_family,
 )
 from paperwatch.db import writer
 from paperwatch.db.trends import (
@@ -36,7 +38,14 @@ from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import decode_listing, parse_listing
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
-from tests.trend_sim import SINGLETON, History, history_abstracts, simulate_history
+from tests.trend_sim import (
+    SINGLETON,
+    History,
+    history_abstracts,
+    history_until,
+    simulate_history,
+    six_week_history,
+)
 
 from .test_terms import insert_papers, seed_papers
 
@@ -183,12 +192,44 @@ def test_planted_fall_is_reported_in_a_50_paper_week() -> None:
         found.append("fallterm" in shown_kinds(score(h))["falling"])
     assert sum(found) == 20
     # The simulator's default fall (20 % -> 2 %) is found less often in weeks this small
-    # (bench/trend_sim.py, docs/terms.md): its share wobbles from week to week.
+    # (bench/trend_sim.py, docs/terms.md): its share wobbles from week to week, and about
+    # 35 terms have the power to fall. Tested in their own family (4 of 20 when every
+    # tested term shared one).
     default = [
         "fallterm" in shown_kinds(score(simulate_history(seed, 50)))["falling"]
         for seed in range(20)
     ]
-    assert sum(default) == 4
+    assert sum(default) == 13
+
+
+def test_six_week_history_reports_the_fall_in_week_6_and_the_riser_first() -> None:
+    """A term in 15 % of five 50-paper weeks, then in 1 of 50: a fall, tested among the
+    terms with the power to fall (about 350 tested terms share the risers' family)."""
+    h = six_week_history(8)
+    for weeks in range(2, 6):
+        assert score(history_until(h, weeks)).is_empty(), weeks
+    scored = score(h)
+    kinds = shown_kinds(scored)
+    assert kinds["rising"] == ["riserterm"]
+    assert kinds["falling"] == ["fallterm"]
+    fall = scored.filter(pl.col("kind") == "falling").row(0, named=True)
+    assert (fall["papers_week"], fall["papers_baseline"], fall["rank"]) == (1, 38, 1)
+    assert fall["p_value"] == pytest.approx(0.0044054, abs=1e-7)
+    assert fall["q_value"] == pytest.approx(0.0352431, abs=1e-7)
+    # The history above is one of 20 backgrounds (seeds 0-19): over all of them the fall
+    # is found in 9, the riser ranked first in 18, and weeks 2-5 (80 weeks) report 4 false
+    # falls and 5 false new or rising terms.
+    found = false_falls = false_rises = riser_first = 0
+    for seed in range(20):
+        history = six_week_history(seed)
+        for weeks in range(2, 6):
+            early = score(history_until(history, weeks))
+            false_falls += early.filter(pl.col("kind") == "falling").height
+            false_rises += early.filter(pl.col("kind") != "falling").height
+        week6 = shown_kinds(score(history))
+        found += "fallterm" in week6["falling"]
+        riser_first += week6["rising"][:1] == ["riserterm"]
+    assert (found, riser_first, false_falls, false_rises) == (9, 18, 4, 5)
 
 
 @pytest.mark.parametrize("size", [20, 50, 200, 1000, 5000])
@@ -235,6 +276,20 @@ def test_beta_binomial_p_values_match_the_exact_binomial_limit() -> None:
     _, narrow = beta_binomial_p_values(np.array([1]), np.array([30]), 50, 200, 0.0, 4)
     assert narrow[0] == pytest.approx(0.005380, abs=1e-6)
     assert wide[0] == pytest.approx(0.009151, abs=1e-6)
+
+
+def test_fall_power_and_the_falls_family() -> None:
+    from scipy import stats
+
+    # No wobble: P(Y = 0) under BetaBinomial(50, p̂κ, (1 − p̂)κ), p̂ = 40.5/201, κ = 200.
+    power = fall_power(np.array([40, 10, 0]), 50, 200, 0.0, 4)
+    share = 40.5 / 201
+    assert power[0] == pytest.approx(stats.betabinom.pmf(0, 50, share * 200, (1 - share) * 200))
+    assert power.tolist() == pytest.approx([4.806846e-05, 0.0913377, 0.8945895], rel=1e-5)
+    # Tarone: K = 3 is the smallest K with at most K minimum p-values ≤ 0.05/K.
+    family = tarone_family(np.array([0.001, 0.002, 0.004, 0.03, 0.5]), 0.05)
+    assert family.tolist() == [True, True, True, False, False]
+    assert tarone_family(np.array([]), 0.05).tolist() == []
 
 
 def test_score_kinds_ranks_and_errors() -> None:

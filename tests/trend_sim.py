@@ -214,3 +214,41 @@ def fightin_words_z(
         + 1 / (n_baseline + a0 - yj - alpha)
     )
     return np.asarray(delta / np.sqrt(var))
+
+
+#: The six-week planted history's planted counts, one per week of 50 papers (the last is
+#: the week reported): a term in 15 % of papers for five weeks, then in 2 % (1 paper); a
+#: riser in 2 % (1 paper), then 20 %.
+SIX_WEEKS: dict[str, tuple[int, ...]] = {
+    "fallterm": (8, 7, 8, 7, 8, 1),
+    "riserterm": (1, 1, 1, 1, 1, 10),
+}
+
+
+def six_week_history(seed: int, vocabulary: int = 800) -> History:
+    """Six weeks of 50 papers: the background, ``newterm``, ``steadyterm`` and the singleton
+    of :func:`simulate_history` (``baseline_weeks=5``), with the counts of
+    :data:`SIX_WEEKS` planted exactly instead of drawn."""
+    h = simulate_history(seed, 50, baseline_weeks=5, vocabulary=vocabulary)
+    weeks = [*h.baseline, h.week]
+    fixed = pl.DataFrame(
+        [(t, w, c) for t, cs in SIX_WEEKS.items() for w, c in zip(weeks, cs, strict=True)],
+        schema={"term": pl.String, "week": pl.String, "papers": pl.Int64},
+        orient="row",
+    )
+    counts = pl.concat([h.counts.filter(~pl.col("term").is_in(list(SIX_WEEKS))), fixed])
+    return History(h.week, h.baseline, h.sizes, counts, h.planted)
+
+
+def history_until(h: History, weeks: int) -> History:
+    """The first ``weeks`` weeks of ``h`` (≥ 2), the last of them as this week; planted
+    changes only when it is ``h``'s own week."""
+    all_weeks = [*h.baseline, h.week]
+    kept = all_weeks[:weeks]
+    return History(
+        week=kept[-1],
+        baseline=kept[:-1],
+        sizes={w: h.sizes[w] for w in kept},
+        counts=h.counts.filter(pl.col("week").is_in(kept)),
+        planted=h.planted if kept[-1] == h.week else {},
+    )

@@ -7,9 +7,11 @@ term's share, with the false discovery rate controlled over the terms tested.
 - :func:`score_trending_terms`: for each term with support, the number of this week's papers
   that use it is compared with its *beta-binomial* posterior predictive distribution given
   the baseline weeks (the baseline share's own uncertainty plus the wobble of shares from
-  week to week, :func:`estimate_dispersion`); two-sided p-values; Benjamini-Hochberg
-  q-values over every term tested; the significant terms are split into *new*, *rising* and
-  *falling* and ranked by effect size (log2 ratio of shares).
+  week to week, :func:`estimate_dispersion`); new and rising terms: two-sided p-values and
+  Benjamini-Hochberg q-values over every term tested; falling terms: one-sided p-values and
+  q-values over their own family, the terms with the power to fall (:func:`fall_power`,
+  :func:`tarone_family`; independent filtering, Bourgon, Gentleman & Huber 2010); ranked
+  by effect size (log2 ratio of shares).
 - :func:`distinctive_terms`: with no baseline, the week's terms most over-represented against
   general English (``wordfreq``'s packaged frequencies).
 - :func:`is_generic`: generic words (common in general English by ``wordfreq``, or in the
@@ -244,13 +246,7 @@ def beta_binomial_p_values(
     from scipy import stats
 
     yi = np.asarray(papers_week, dtype=float)
-    yj = np.asarray(papers_baseline, dtype=float)
-    p_hat = (yj + 0.5) / (n_baseline + 1)
-    inv = 1.0 / (n_baseline + 1) + dispersion * (1 + 1 / max(baseline_weeks, 1)) * p_hat / (
-        1 - p_hat
-    )
-    kappa = np.maximum(1.0 / inv - 1.0, 1e-6)
-    a, b = p_hat * kappa, (1 - p_hat) * kappa
+    p_hat, a, b = _predictive(papers_baseline, n_baseline, dispersion, baseline_weeks)
     # The predictive mean and variance: a normal approximation screens out the terms that
     # are clearly not significant (two-sided p > 0.25 with 50 papers or more: summing the
     # exact tail costs time in proportion to the count), whose p-values stay approximate.
@@ -267,6 +263,19 @@ def beta_binomial_p_values(
     p_down[down] = stats.betabinom.cdf(yi[down], n_week, a[down], b[down])
     p_up[down] = 1.0
     return np.clip(p_up, 0.0, 1.0), np.clip(p_down, 0.0, 1.0)
+
+
+def _predictive(
+    papers_baseline: np.ndarray, n_baseline: int, dispersion: float, baseline_weeks: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p̂, a, b) of :func:`beta_binomial_p_values`' predictive, per term."""
+    yj = np.asarray(papers_baseline, dtype=float)
+    p_hat = (yj + 0.5) / (n_baseline + 1)
+    inv = 1.0 / (n_baseline + 1) + dispersion * (1 + 1 / max(baseline_weeks, 1)) * p_hat / (
+        1 - p_hat
+    )
+    kappa = np.maximum(1.0 / inv - 1.0, 1e-6)
+    return p_hat, p_hat * kappa, (1 - p_hat) * kappa
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
@@ -303,10 +312,11 @@ def score_trending_terms(
     A term is *tested* when it has support: at least ``min_support`` papers this week, or a
     baseline rate that predicts that many this week. Each tested term gets two-sided
     p = min(1, 2 · min(P(Y ≥ y), P(Y ≤ y))) from :func:`beta_binomial_p_values` and a
-    Benjamini-Hochberg q-value over all tested terms; a term is reported when q ≤ ``fdr``
-    and, if it rose, it has ``min_support`` papers this week (so a singleton never trends),
-    and it is not generic (:func:`is_generic`). Kinds: *new* (no baseline paper has it),
-    *rising*, *falling*. A sub-term is dropped when a reported longer term of the same kind
+    Benjamini-Hochberg q-value over all tested terms; a term that rose is reported when
+    q ≤ ``fdr`` and it has ``min_support`` papers this week (so a singleton never trends).
+    Falls are tested in their own family (:func:`_falls`: the terms with the power to fall,
+    one-sided p, BH over the family, q ≤ ``fdr``). No generic term is reported
+    (:func:`is_generic`). Kinds: *new* (no baseline paper has it), *rising*, *falling*. A sub-term is dropped when a reported longer term of the same kind
     containing it accounts for all but fewer than ``min_support`` of its papers (this week,
     and in the baseline scaled to this week's size): "large language" under "large language
     model". Effect size: :func:`_effects`.
@@ -324,8 +334,8 @@ def score_trending_terms(
     Returns:
         Reported terms, columns :data:`SCORE_COLUMNS`: term, kind ('new' | 'rising' |
         'falling'), rank (1-based per kind, :func:`rank_trends`), papers_week,
-        papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value,
-        q_value (Float64). Rows: new, then rising, then falling. Deterministic.
+        papers_baseline (Int64), rate_week, rate_baseline (shares 0-1), log2_ratio, p_value
+        (two-sided; one-sided for falls), q_value (Float64, in the kind's family). Rows: new, then rising, then falling. Deterministic.
 
     Raises:
         ValueError: n_week or the baseline is empty, min_support < 1, or fdr not in (0, 1).
@@ -359,15 +369,130 @@ def score_trending_terms(
     p_two = np.minimum(1.0, 2 * np.minimum(p_up, p_down))
     q = benjamini_hochberg(p_two)
     scored = _effects(tested, p_two, q, n_week, n_baseline, dispersion, weeks_with_papers)
-    yi = pl.col("papers_week")
-    reported = scored.filter(
-        (pl.col("q_value") <= fdr) & ((pl.col("kind") == "falling") | (yi >= min_support))
+    rises = scored.filter(
+        (pl.col("q_value") <= fdr)
+        & (pl.col("kind") != "falling")
+        & (pl.col("papers_week") >= min_support)
     )
+    known = tested.select("term", _p_down=pl.Series(p_down, dtype=pl.Float64))
+    falls = _falls(both, known, n_week, n_baseline, dispersion, weeks_with_papers, fdr)
+    reported = pl.concat([rises, falls.select(rises.columns)])
     # The word lists and wordfreq only for the terms that passed the test (a few of the
     # thousands tested), each looked up once in plain Python (no per-row Polars callback).
     reported = reported.filter(pl.Series(_not_generic(reported["term"]), dtype=pl.Boolean))
     reported = drop_covered(reported, min_support, n_week, n_baseline, by="kind")
     return rank_trends(reported)
+
+
+def fall_power(
+    papers_baseline: np.ndarray,
+    n_week: int,
+    n_baseline: int,
+    dispersion: float,
+    baseline_weeks: int = 1,
+) -> np.ndarray:
+    """The smallest one-sided p-value a fall can reach: P(Y = 0), no paper this week.
+
+    It depends on the baseline count (and the sizes and τ²) only, never on this week's
+    count: under the null the two are independent, so filtering on it keeps the test's
+    error rate (independent filtering, Bourgon, Gentleman & Huber (2010), PNAS
+    107(21):9546-9551; the minimum attainable p-value of a discrete test, Tarone (1990),
+    Biometrics 46(2):515-522).
+
+    Args:
+        papers_baseline: int array, baseline papers with each term.
+        n_week, n_baseline, dispersion, baseline_weeks: as in :func:`beta_binomial_p_values`.
+
+    Returns:
+        Float array of P(Y ≤ 0) under :func:`beta_binomial_p_values`' predictive.
+    """
+    from scipy import special  # imported when needed, as in beta_binomial_p_values
+
+    # P(Y = 0) of BetaBinomial(n, a, b) = B(a, b + n) / B(a, b), in closed form (summing
+    # the tail as beta_binomial_p_values does costs a Python call per term).
+    _, a, b = _predictive(papers_baseline, n_baseline, dispersion, baseline_weeks)
+    return np.asarray(np.exp(special.betaln(a, b + n_week) - special.betaln(a, b)))
+
+
+def tarone_family(min_p: np.ndarray, fdr: float) -> np.ndarray:
+    """Which tests enter a family: those whose smallest attainable p-value is ≤ fdr/K, for
+    the smallest K ≥ 1 with at most K such tests (Tarone 1990, Biometrics 46(2):515-522;
+    for the false discovery rate, Gilbert (2005), J. R. Stat. Soc. C 54(1):143-158). A test
+    left out could not be a discovery even as the only one of a family of K.
+
+    Args:
+        min_p: the smallest attainable p-value of each test (:func:`fall_power`).
+        fdr: the false discovery rate (0 < fdr < 1).
+
+    Returns:
+        Boolean mask over ``min_p`` (all False when it is empty).
+    """
+    ps = np.asarray(min_p, dtype=float)
+    if ps.size == 0:
+        return np.zeros(0, dtype=bool)
+    ordered = np.sort(ps)
+    ks = np.arange(1, ps.size + 1)
+    fits = np.searchsorted(ordered, fdr / ks, side="right") <= ks
+    k = int(ks[np.argmax(fits)]) if fits.any() else ps.size
+    return ps <= fdr / k
+
+
+def _falls(
+    both: pl.DataFrame,
+    known: pl.DataFrame,
+    n_week: int,
+    n_baseline: int,
+    dispersion: float,
+    weeks_with_papers: int,
+    fdr: float,
+) -> pl.DataFrame:
+    """The falling terms, tested in their own family: terms with the power to fall.
+
+    A term enters the family when it is not generic (:func:`is_generic`) and a fall to no
+    paper this week could be a discovery (:func:`fall_power`, :func:`tarone_family`): both
+    depend on the term and its baseline count only. In the family each term gets the
+    one-sided p = P(Y ≤ y) of :func:`beta_binomial_p_values` and a Benjamini-Hochberg
+    q-value over the family (Benjamini & Hochberg 1995); a term whose share fell with
+    q ≤ ``fdr`` is reported. ``known``: columns ``term``, ``_p_down``, the one-sided
+    p-values already computed for some terms (the same inputs give the same value).
+    Returns the rows of :func:`_effects` of kind 'falling'.
+    """
+    # A term expected in fewer than one paper this week cannot fall significantly (P(Y = 0)
+    # > 1/e): not computed.
+    cand = both.filter(pl.col("papers_baseline") * n_week >= n_baseline).sort("term")
+    min_p = fall_power(
+        cand["papers_baseline"].to_numpy(), n_week, n_baseline, dispersion, weeks_with_papers
+    )
+    # The word lists only for the terms that can enter a family (min_p ≤ fdr).
+    cand = cand.with_columns(_min_p=pl.Series(min_p, dtype=pl.Float64)).filter(
+        pl.col("_min_p") <= fdr
+    )
+    cand = cand.filter(pl.Series(_not_generic(cand["term"]), dtype=pl.Boolean))
+    family = cand.filter(pl.Series(tarone_family(cand["_min_p"].to_numpy(), fdr))).join(
+        known, on="term", how="left", maintain_order="left"
+    )
+    # The exact tails are summed only for the terms not tested with the risers.
+    missing = family["_p_down"].is_null().to_numpy()
+    p_down = family["_p_down"].fill_null(1.0).to_numpy().copy()
+    _, p_down[missing] = beta_binomial_p_values(
+        family["papers_week"].to_numpy()[missing],
+        family["papers_baseline"].to_numpy()[missing],
+        n_week,
+        n_baseline,
+        dispersion,
+        weeks_with_papers,
+    )
+    q = benjamini_hochberg(p_down)
+    scored = _effects(
+        family.drop("_min_p", "_p_down"),
+        p_down,
+        q,
+        n_week,
+        n_baseline,
+        dispersion,
+        weeks_with_papers,
+    )
+    return scored.filter((pl.col("q_value") <= fdr) & (pl.col("kind") == "falling"))
 
 
 def _effects(
