@@ -23,10 +23,6 @@ ROUTERS_TITLE = "Sparse Routers Forget Less"
 BIRDS_TITLE = "Counting Birds from Sound with Weak Labels"
 SHEETS_TITLE = "A Benchmark for Tabular Question Answering in Spreadsheets"
 POSITION_TITLE = "Position: Reviewers Should See the Code"
-PYTHON_REASON = (
-    "the file cannot be read in its format: cannot be read as JSON Lines: line 1: a Python "
-    "literal (a dict printed with single quotes), not JSON: write the records with json.dumps"
-)
 AMBIGUOUS_REASON = (
     "the file cannot be read in its format: ambiguous: the content could be BibTeX or a "
     "Markdown digest (bibtex, markdown); pin the format with the formats setting"
@@ -84,10 +80,21 @@ def test_each_format_loads_with_exact_counts(ingested: tuple[Path, Path, object]
         ("papers.bib", "bibtex", "by extension (.bib)", "loaded", "NeurIPS", 2026, 4, 3, 1),
         ("papers.json", "json", "by extension (.json)", "loaded", "NeurIPS", 2026, 3, 3, 0),
         ("papers.jsonl", "jsonl", "by extension (.jsonl)", "loaded", None, None, 4, 3, 1),
-        ("python_repr.jsonl", "jsonl", "by extension (.jsonl)", "quarantined", None, None, 0, 0, 0),
+        # Python-literal lines are read with ast.literal_eval; both abstracts are too short.
+        (
+            "python_repr.jsonl",
+            "jsonl",
+            "by extension (.jsonl); lines read as Python literals (ast.literal_eval, literals only)",
+            "loaded",
+            None,
+            None,
+            2,
+            0,
+            2,
+        ),
     ]
     assert (summary.new_papers, summary.exact_duplicates) == (3, 15)  # type: ignore[attr-defined]
-    assert (summary.entries_loaded, summary.entries_quarantined) == (18, 3)  # type: ignore[attr-defined]
+    assert (summary.entries_loaded, summary.entries_quarantined) == (18, 5)  # type: ignore[attr-defined]
 
 
 def test_same_papers_in_every_format_are_one_paper(ingested: tuple[Path, Path, object]) -> None:
@@ -169,12 +176,23 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
         ("entry", "papers.bib", 4, 46, ["no abstract"], POSITION_TITLE),
         ("entry", "papers.jsonl", 4, 5, ["no abstract"], POSITION_TITLE),
         (
-            "file",
+            "entry",
             "python_repr.jsonl",
-            None,
             1,
-            [PYTHON_REASON],
-            "{'title': 'Sparse Routers Forget Less', ",
+            1,
+            ["the abstract has fewer than 15 or more than 1,000 words: 13"],
+            "Mixture-of-experts models lose earlier s",
+        ),
+        (
+            "entry",
+            "python_repr.jsonl",
+            2,
+            2,
+            [
+                "the abstract is shorter than 80 or longer than 5,000 characters: 67",
+                "the abstract has fewer than 15 or more than 1,000 words: 9",
+            ],
+            "Acoustic monitoring stations record thou",
         ),
     ]
 
@@ -223,7 +241,7 @@ def test_report_shows_titles_and_lists_no_abstract_once_per_file(
     )
     # Three records without an abstract in three files: one line per file, 3 entries.
     assert report.text.count("no abstract: 1 record of this file") == 3
-    assert "Quarantined this week: 3 entries and 2 whole files" in report.text
+    assert "Quarantined this week: 5 entries and 1 whole file" in report.text
     rows_csv = report.csv.decode("utf-8-sig").splitlines()
     assert rows_csv[0] == (
         "paper_id,method_name,first_sentence,code_urls,source_file,position,"

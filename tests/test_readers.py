@@ -156,11 +156,21 @@ def test_bibtex_block_that_does_not_parse_names_its_line() -> None:
     assert str(caught.value).startswith("cannot be read as BibTeX: line 3: ")
 
 
-def test_python_literal_jsonl_is_refused_with_that_reason() -> None:
+def test_python_literal_jsonl_is_read_with_literal_eval() -> None:
+    listing = readers.read((DATA / "python_repr.jsonl").read_bytes(), "python_repr.jsonl")
+    assert listing.format_note == "lines read as Python literals (ast.literal_eval, literals only)"
+    assert [(e.line, e.title) for e in listing.entries] == [
+        (1, "Sparse Routers Forget Less"),
+        (2, "Counting Birds from Sound with Weak Labels"),
+    ]
+
+
+def test_python_literal_after_a_json_line_is_refused_with_that_reason() -> None:
+    text = "{\"abstract\": \"x\"}\n{'abstract': 'y'}\n"
     with pytest.raises(ReaderError) as caught:
-        readers.read((DATA / "python_repr.jsonl").read_bytes(), "python_repr.jsonl")
+        readers.read(text.encode(), "mixed.jsonl")
     assert str(caught.value) == (
-        "cannot be read as JSON Lines: line 1: a Python literal (a dict printed with single "
+        "cannot be read as JSON Lines: line 2: a Python literal (a dict printed with single "
         "quotes), not JSON: write the records with json.dumps"
     )
 

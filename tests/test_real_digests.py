@@ -133,11 +133,17 @@ def test_each_kind_ingests_to_the_right_papers(tmp_path: Path, prefect_harness: 
     assert per_file == [
         ("mixed_tldr_hardwrapped.md", 2),
         ("one_per_line_with_split.txt", 12),
+        ("python_literal_export.jsonl", 3),
         ("refer_X_prefix.txt", 10),
         ("titles_links_readme_zh.md", 0),
         ("zh_weekly_digest.md", 4),
     ]
+    python = (
+        "a record as a Python program prints it ({'abstract': …}, Paper(title=…)), not an abstract"
+    )
     assert quarantined == [
+        ("python_literal_export.jsonl", python),
+        ("python_literal_export.jsonl", python),
         ("titles_links_readme_zh.md", "no abstract"),
         ("titles_links_readme_zh.md", "no abstract"),
         ("titles_links_readme_zh.md", "no abstract"),
@@ -148,4 +154,4 @@ def test_each_kind_ingests_to_the_right_papers(tmp_path: Path, prefect_harness: 
         ),
     ]
     # The Refer file holds ten of the one-per-line file's abstracts: exact duplicates.
-    assert (summary.new_papers, summary.exact_duplicates) == (18, 10)
+    assert (summary.new_papers, summary.exact_duplicates) == (21, 10)

@@ -547,7 +547,9 @@ def prepare_file(stat: ListingFileStat, data: bytes | None, max_bytes: int = 0) 
         lfs_detail=lfs,
         file_format=file_format(text) if plain and lfs is None else None,
         format=decision.format,
-        format_reason=decision.reason,
+        format_reason=(
+            f"{decision.reason}; {listing.format_note}" if listing.format_note else decision.reason
+        ),
     )
 
 

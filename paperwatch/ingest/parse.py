@@ -109,13 +109,16 @@ class Entry:
 class Listing:
     """A parsed listing file: its header (or None) and its entries, in file order.
 
-    ``format`` names the reader that made it (``text`` for the blank-line format).
+    ``format`` names the reader that made it (``text`` for the blank-line format);
+    ``format_note`` how the reader read it when that is not the format's usual way
+    (appended to ``listing_files.format_reason``).
     """
 
     header: Header | None
     entries: list[Entry] = field(default_factory=list)
     line_count: int = 0
     format: str = "text"
+    format_note: str | None = None
 
 
 def sequence_number(name: str) -> int | None:

@@ -17,6 +17,7 @@ holding a list), or one record.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any
@@ -57,6 +58,11 @@ def read(data: bytes, name: str, lines: bool | None = None) -> Listing:
 def _python_literal(line: str) -> bool:
     return _PYTHON_LITERAL.match(line) is not None
 
+
+#: A Python-literal line longer than this is not read (``ast.literal_eval`` parses the
+#: whole line into a tree first); a paper record is a few kilobytes.
+MAX_LITERAL_CHARS = 100_000
+PYTHON_LITERAL_NOTE = "lines read as Python literals (ast.literal_eval, literals only)"
 
 _PYTHON_DETAIL = (
     "a Python literal (a dict printed with single quotes), not JSON: "
@@ -118,21 +124,29 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
     """The records of JSON or JSON Lines ``text`` as entries, in file order.
 
     Every record becomes an entry (a record without an abstract too: it is quarantined
-    as "no abstract"); ``line`` is the 1-based line where the record starts.
+    as "no abstract"); ``line`` is the 1-based line where the record starts. JSON Lines
+    whose first line is a Python dict literal are read as such (:func:`_literal_records`,
+    noted in ``Listing.format_note``); a line that is not a dict literal is an entry of
+    its own text, quarantined.
 
     Raises:
-        ReaderError: a syntax error (line and column; a line written as a Python literal
-            says so), arrays or objects nested more than :data:`MAX_NESTING` levels deep
+        ReaderError: a syntax error (line and column; a JSON file whose later line is
+            written as a Python literal says so), arrays or objects nested more than :data:`MAX_NESTING` levels deep
             (the line where), or a value that is not a record (an object).
     """
     if text.startswith("\ufeff"):
         text = text[1:]
     fmt = "jsonl" if lines else "json"
     records: list[tuple[int, Any]] = []
+    note = None
+    bad_lines: dict[int, str] = {}
     if lines:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if numbered and _python_literal(numbered[0][1]) and not _is_json(numbered[0][1]):
+            note = PYTHON_LITERAL_NOTE
+            records, bad_lines = _literal_records(numbered)
+            numbered = []
+        for number, line in numbered:
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -155,6 +169,17 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
     entries: list[Entry] = []
     venues: set[str] = set()
     for number, record in records:
+        if number in bad_lines:  # quarantined: a Python literal's shape, else "no abstract"
+            bad = bad_lines[number]
+            entries.append(
+                Entry(
+                    position=len(entries) + 1,
+                    line=number,
+                    text=bad,
+                    no_abstract=not _python_literal(bad),
+                )
+            )
+            continue
         if not isinstance(record, dict):
             raise ReaderError(
                 fmt, number, f"a JSON {type(record).__name__}, not a record (an object)"
@@ -164,7 +189,42 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
         venues.add(venue or "")
     header = _header(venues.pop()) if len(venues) == 1 else None
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    return Listing(header=header, entries=entries, line_count=line_count, format=fmt)
+    return Listing(
+        header=header, entries=entries, line_count=line_count, format=fmt, format_note=note
+    )
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _literal_records(
+    numbered: list[tuple[int, str]],
+) -> tuple[list[tuple[int, Any]], dict[int, str]]:
+    """The records of JSON Lines written as Python literals (``{'title': …}``, what
+    ``print(dict)`` writes), read with ``ast.literal_eval``: literals only, never code.
+
+    Returns ``(records, bad_lines)``: ``(line, value)`` of every non-blank line, and the
+    text of each line that is not a dict literal (too long, not a literal, not a dict), by
+    line number; such a line becomes an entry of its own text, quarantined for its shape.
+    """
+    records: list[tuple[int, Any]] = []
+    bad: dict[int, str] = {}
+    for number, line in numbered:
+        value: Any = None
+        if len(line) <= MAX_LITERAL_CHARS:
+            try:
+                value = ast.literal_eval(line.strip())
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                value = None
+        if not isinstance(value, dict):
+            bad[number] = line.strip()
+        records.append((number, value))
+    return records, bad
 
 
 def _header(venue: str) -> Header | None:
