@@ -63,8 +63,18 @@ def new_papers_csv(papers: Sequence[Mapping[str, Any]]) -> bytes:
     out = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="", write_through=True)
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(NEW_PAPERS_CSV_COLUMNS)
-    cell, columns = _csv_cell, NEW_PAPERS_CSV_COLUMNS
-    writer.writerows([cell(paper.get(column)) for column in columns] for paper in papers)
+    cell, columns, starts = _csv_cell, NEW_PAPERS_CSV_COLUMNS, _FORMULA_STARTS
+    # Most cells are text that needs no change, or None (csv writes ""): only the others
+    # go through _csv_cell.
+    writer.writerows(
+        [
+            value
+            if value is None or (type(value) is str and value[:1] not in starts)
+            else cell(value)
+            for value in [paper.get(column) for column in columns]
+        ]
+        for paper in papers
+    )
     out.flush()
     data = buffer.getvalue()
     out.close()
