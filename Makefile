@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck check bench clean install browser
+.PHONY: run test lint typecheck check bench clean clean-data install browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,5 +42,12 @@ typecheck: $(STAMP)
 
 check: lint typecheck test
 
+## Remove caches and the written reports (reports/out/). The database in data/ is kept.
 clean:
-	rm -rf data reports/out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf reports/out .pytest_cache .mypy_cache .ruff_cache
+	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+## DELETES THE DATABASE: data/ (paperwatch.duckdb, its snapshot, log and Prefect home).
+## Everything loaded, quarantine releases and the send history are lost; the listings stay.
+clean-data:
+	rm -rf data
