@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ## Every package CI tested, at the version it tested (`make lock` refreshes it).
 CONSTRAINTS := requirements/constraints.txt
 
-.PHONY: run test test-fast lint typecheck check bench clean install browser lock
+.PHONY: run test test-fast lint typecheck check bench clean clean-data install browser lock
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -62,5 +62,12 @@ typecheck: $(STAMP)
 
 check: lint typecheck test
 
+## Remove caches and the written reports (reports/out/). The database in data/ is kept.
 clean:
-	rm -rf data reports/out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf reports/out .pytest_cache .mypy_cache .ruff_cache
+	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+## DELETES THE DATABASE: data/ (paperwatch.duckdb, its snapshot, log and Prefect home).
+## Everything loaded, quarantine releases and the send history are lost; the listings stay.
+clean-data:
+	rm -rf data

@@ -77,7 +77,7 @@ def test_start_server_guard_runs_in_a_session_of_its_own() -> None:
 
 
 def test_readme_says_how_to_run_the_ui_on_another_port() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
     assert (
         "PREFECT_UI_API_URL=http://127.0.0.1:4300/api .venv/bin/prefect server start --port 4300"
         in readme

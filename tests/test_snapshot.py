@@ -349,11 +349,18 @@ def test_paperwatch_sql_help() -> None:
 # ------------------------------------------------------------------ the README's SQL
 
 
+def sql_docs() -> str:
+    """The pages whose SQL examples are run: the README and docs/sql.md."""
+    return "\n".join(
+        (ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "docs/sql.md")
+    )
+
+
 def readme_sql() -> list[str]:
-    """Every SQL statement of README.md: ``D`` lines of console blocks (with their
-    indented continuation lines), ``sql`` blocks, and ``con.sql("…")`` in Python blocks
-    (but those with parameters, which the Python example itself runs)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """Every SQL statement of README.md and docs/sql.md: ``D`` lines of console blocks
+    (with their indented continuation lines), ``sql`` blocks, and ``con.sql("…")`` in
+    Python blocks (but those with parameters, which the Python example itself runs)."""
+    text = sql_docs()
     found: list[str] = []
     for kind, body in re.findall(r"```(\w+)\n(.*?)```", text, flags=re.S):
         if kind == "console":
@@ -409,7 +416,7 @@ def test_every_readme_sql_example_returns_rows(
             continue
         assert cli_rows(snapshot_file, sql), sql
     # The Python example, verbatim.
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = sql_docs()
     (python,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "duckdb" in b]
     *setup, last = python.strip().splitlines()
     namespace: dict[str, Any] = {}
