@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ## Every package CI tested, at the version it tested (`make lock` refreshes it).
 CONSTRAINTS := requirements/constraints.txt
 
-.PHONY: run test test-fast lint typecheck check bench clean clean-data install browser lock
+.PHONY: run test test-fast lint typecheck check bench clean clean-data install browser lock docs
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 check: lint typecheck test
+
+## Regenerate the settings table of docs/settings.md from paperwatch/settings.py.
+docs: $(STAMP)
+	$(BIN)/python -m paperwatch.settings docs/settings.md
 
 ## Remove caches and the written reports (reports/out/). The database in data/ is kept.
 clean:

@@ -119,10 +119,12 @@ class Reader(BaseModel):
 class SmtpSettings(BaseModel):
     """Where and how the weekly report is sent."""
 
-    host: str = "localhost"
-    port: int = Field(default=587, ge=1, le=65535)
-    security: Literal["starttls", "ssl", "none"] = "starttls"
-    username: str | None = None
+    host: str = Field(default="localhost", description="SMTP server host name.")
+    port: int = Field(default=587, ge=1, le=65535, description="SMTP server port.")
+    security: Literal["starttls", "ssl", "none"] = Field(
+        default="starttls", description="STARTTLS (587), implicit TLS (`ssl`, 465) or none."
+    )
+    username: str | None = Field(default=None, description="SMTP login; unset: no login.")
     password: SecretStr | None = Field(
         default=None,
         description="Only from the environment (PAPERWATCH_SMTP__PASSWORD), never a file.",
@@ -130,8 +132,10 @@ class SmtpSettings(BaseModel):
     password_block: str | None = Field(
         default=None, description="Name of a Prefect Secret block holding the password."
     )
-    sender: str = "paperwatch@localhost"
-    recipients: list[str] = Field(default_factory=list)
+    sender: str = Field(default="paperwatch@localhost", description="The From address.")
+    recipients: list[str] = Field(
+        default_factory=list, description="Mailboxes that get the whole report."
+    )
     readers: list[Reader] = Field(
         default_factory=list,
         description="Readers with topics: each gets a message of their own (see Reader).",
@@ -412,3 +416,61 @@ def load_settings(**overrides: object) -> Settings:
         pydantic.ValidationError: a value is of the wrong type or out of range.
     """
     return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+
+
+def settings_reference() -> str:
+    """The Markdown table of every setting (dotted name, default, description), generated
+    from :class:`Settings`; docs/settings.md holds it between the ``settings:begin`` and
+    ``settings:end`` markers (``make docs`` rewrites it, tests/test_docs.py checks it)."""
+    rows = ["| setting | default | meaning |", "| --- | --- | --- |"]
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            kind = field.annotation
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                walk(kind, f"{prefix}{name}.")
+                continue
+            if field.default_factory is not None:
+                default: object = field.default_factory()  # type: ignore[call-arg]
+            else:
+                default = field.default
+            shown = "none" if default is None else f"`{_toml_value(default)}`"
+            text = (
+                (field.description or "")
+                .replace("|", "\\|")
+                .replace("<", "&lt;")
+                .replace("\n", " ")
+            )
+            rows.append(f"| `{prefix}{name}` | {shown} | {text} |")
+
+    walk(Settings, "")
+    return "\n".join(rows) + "\n"
+
+
+def _toml_value(value: object) -> str:
+    """``value`` as it is written in paperwatch.toml (booleans lower case, paths as text)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, SecretStr):
+        return "***"
+    return str(value)
+
+
+def write_settings_reference(path: Path) -> None:
+    """Replace the table between the markers of the Markdown file ``path`` by
+    :func:`settings_reference`. Raises ValueError when the markers are missing."""
+    text = path.read_text(encoding="utf-8")
+    begin, end = "<!-- settings:begin -->\n", "<!-- settings:end -->"
+    if begin not in text or end not in text:
+        raise ValueError(f"{path}: no {begin.strip()} ... {end} markers")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    path.write_text(head + begin + settings_reference() + end + tail, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_settings_reference(Path(sys.argv[1]))
