@@ -161,6 +161,22 @@ class WrittenReport:
     near_duplicates: int
     report: RenderedReport
 
+    @classmethod
+    def of(
+        cls, data: ReportData, report: RenderedReport, html_path: Path, text_path: Path
+    ) -> WrittenReport:
+        """The written report of ``data`` (its week and figures) rendered as ``report``."""
+        figures = data.figures
+        return cls(
+            data.week,
+            html_path,
+            text_path,
+            int(figures["new_papers"]),
+            int(figures["exact_duplicates"]),
+            int(figures["near_duplicates"]),
+            report,
+        )
+
 
 def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenReport:
     """Collect, render and write the report of ``week`` and record it, in this process.
@@ -192,15 +208,7 @@ def write_week_report(settings: Settings, week: str, at: datetime) -> WrittenRep
         data = collect_week(settings, week)
         report = render_report(data)
         html_path, text_path = write_and_record(settings, report, at)
-    return WrittenReport(
-        week,
-        html_path,
-        text_path,
-        int(data.figures["new_papers"]),
-        int(data.figures["exact_duplicates"]),
-        int(data.figures["near_duplicates"]),
-        report,
-    )
+    return WrittenReport.of(data, report, html_path, text_path)
 
 
 def unchanged_report(settings: Settings, week: str) -> WrittenReport | None:
@@ -226,15 +234,7 @@ def unchanged_report(settings: Settings, week: str) -> WrittenReport | None:
     report = render_report(data)
     if not is_written(report, folder):
         return None
-    return WrittenReport(
-        week,
-        folder / f"{week}.html",
-        folder / f"{week}.txt",
-        int(data.figures["new_papers"]),
-        int(data.figures["exact_duplicates"]),
-        int(data.figures["near_duplicates"]),
-        report,
-    )
+    return WrittenReport.of(data, report, folder / f"{week}.html", folder / f"{week}.txt")
 
 
 def collect_week(settings: Settings, week: str) -> ReportData:
