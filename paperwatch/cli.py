@@ -350,9 +350,7 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
 
 
 def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = False) -> object:
-    import duckdb
-
-    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
     from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
 
@@ -370,7 +368,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
                 DatabaseLockedError,
                 DatabaseDamagedError,
                 WriterLockTimeout,
-                duckdb.Error,
+                DatabaseError,
                 FileNotFoundError,
                 NotADirectoryError,
                 ValueError,
@@ -381,7 +379,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
             from paperwatch.flows.ingest import ingest_listings
 
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
         raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
@@ -402,9 +400,7 @@ def _run_report(
     dry_run: bool = False,
     resend: bool = False,
 ) -> object:
-    import duckdb
-
-    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
     from paperwatch.db.sends import AlreadySentError
     from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.report.smtp import MailDeliveryError
@@ -431,7 +427,7 @@ def _run_report(
                 DatabaseLockedError,
                 DatabaseDamagedError,
                 WriterLockTimeout,
-                duckdb.Error,
+                DatabaseError,
                 FileNotFoundError,
                 RuntimeError,
                 OSError,
@@ -455,7 +451,7 @@ def _run_report(
         raise typer.Exit(code=2) from None
     except MailDeliveryError as exc:
         raise fail(str(exc)) from None
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
         raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
@@ -473,10 +469,8 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
     whole of it, then the snapshot republished. For ``paperwatch report`` without
     ``--send``/``--dry-run``: a command a person runs and reads at once, which need not
     start Prefect (``paperwatch run`` and scheduled runs stay flow runs)."""
-    import duckdb
-
     from paperwatch.clock import iso_week, now_utc, parse_as_of
-    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError
+    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
     from paperwatch.db.report_data import write_week_report
     from paperwatch.db.writer_lock import WriterLockTimeout, writer_lock
     from paperwatch.settings import Settings
@@ -488,7 +482,7 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
         with writer_lock(settings.database, settings.schedule.writer_lock_timeout_s):
             written = write_week_report(settings, week or iso_week(moment, settings.tz), now_utc())
             _republish_snapshot(settings)
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error) as exc:
+    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
         raise _database_exit(settings, exc) from None
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None
@@ -669,9 +663,12 @@ def rebuild(
     Papers are dated at --as-of (default now): the week each was first seen before is
     not in the folder. Refused (exit 3) while another paperwatch run writes the database.
     """
-    import duckdb
-
-    from paperwatch.db import DatabaseDamagedError, DatabaseLockedError, writer_lock
+    from paperwatch.db import (
+        DatabaseDamagedError,
+        DatabaseError,
+        DatabaseLockedError,
+        writer_lock,
+    )
     from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
 
@@ -688,13 +685,19 @@ def rebuild(
         )
     from paperwatch.flows.rebuild import RebuildOutcome, rebuild_database
 
-    expected = (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, duckdb.Error, OSError)
+    expected = (
+        DatabaseLockedError,
+        WriterLockTimeout,
+        DatabaseDamagedError,
+        DatabaseError,
+        OSError,
+    )
     try:
         with server_guard(), short_run_errors(*expected, settings=settings):
             outcome = rebuild_database(str(settings.watch_dir), str(path), as_of)
     except (DatabaseLockedError, WriterLockTimeout) as exc:
         raise fail(str(exc), code=EXIT_LOCKED) from None
-    except (DatabaseDamagedError, duckdb.Error, OSError) as exc:
+    except (DatabaseDamagedError, DatabaseError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise fail(
             f"the rebuild of {path} did not complete ({first}); {path} is as it was. "

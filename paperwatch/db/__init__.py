@@ -103,6 +103,10 @@ def memory_limit(cores: int | None = None, bulk: bool = False) -> str:
 _SESSIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
 
 
+#: Any error DuckDB raises (``duckdb.Error``), for callers outside paperwatch.db.
+DatabaseError = duckdb.Error
+
+
 class DatabaseLockedError(RuntimeError):
     """The DuckDB file stayed locked by another process for the whole lock timeout."""
 
