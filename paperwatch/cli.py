@@ -252,6 +252,14 @@ def _preflight(
         )
 
 
+def _database_failures() -> tuple[type[Exception], ...]:
+    """The failures of the database itself, which :func:`_database_exit` maps to an exit."""
+    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
+    from paperwatch.db.writer_lock import WriterLockTimeout
+
+    return (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError)
+
+
 def _database_exit(settings: object, exc: Exception) -> typer.Exit:
     """One ``error:`` line and the exit status for a failure of the database itself:
     3 when another process held it too long, 4 when the file is damaged, 1 otherwise."""
@@ -350,8 +358,6 @@ def _up_to_date(settings: object, as_of: str | None) -> object | None:
 
 
 def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = False) -> object:
-    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
-    from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
@@ -365,10 +371,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
         with (
             server_guard(home, warm=("paperwatch.flows.ingest", "great_expectations")),
             short_run_errors(
-                DatabaseLockedError,
-                DatabaseDamagedError,
-                WriterLockTimeout,
-                DatabaseError,
+                *_database_failures(),
                 FileNotFoundError,
                 NotADirectoryError,
                 ValueError,
@@ -379,7 +382,7 @@ def _run_ingest(settings: object, as_of: str | None, *, allow_future: bool = Fal
             from paperwatch.flows.ingest import ingest_listings
 
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
+    except _database_failures() as exc:
         raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
@@ -400,9 +403,7 @@ def _run_report(
     dry_run: bool = False,
     resend: bool = False,
 ) -> object:
-    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
     from paperwatch.db.sends import AlreadySentError
-    from paperwatch.db.writer_lock import WriterLockTimeout
     from paperwatch.report.smtp import MailDeliveryError
     from paperwatch.settings import Settings
 
@@ -424,10 +425,7 @@ def _run_report(
                 AlreadySentError,
                 MailDeliveryError,
                 ValueError,
-                DatabaseLockedError,
-                DatabaseDamagedError,
-                WriterLockTimeout,
-                DatabaseError,
+                *_database_failures(),
                 FileNotFoundError,
                 RuntimeError,
                 OSError,
@@ -451,7 +449,7 @@ def _run_report(
         raise typer.Exit(code=2) from None
     except MailDeliveryError as exc:
         raise fail(str(exc)) from None
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
+    except _database_failures() as exc:
         raise _database_exit(settings, exc) from None
     except (
         FileNotFoundError,
@@ -470,9 +468,8 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
     ``--send``/``--dry-run``: a command a person runs and reads at once, which need not
     start Prefect (``paperwatch run`` and scheduled runs stay flow runs)."""
     from paperwatch.clock import iso_week, now_utc, parse_as_of
-    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
     from paperwatch.db.report_data import write_week_report
-    from paperwatch.db.writer_lock import WriterLockTimeout, writer_lock
+    from paperwatch.db.writer_lock import writer_lock
     from paperwatch.settings import Settings
 
     assert isinstance(settings, Settings)
@@ -482,7 +479,7 @@ def _report_here(settings: object, week: str | None, as_of: str | None) -> Writt
         with writer_lock(settings.database, settings.schedule.writer_lock_timeout_s):
             written = write_week_report(settings, week or iso_week(moment, settings.tz), now_utc())
             _republish_snapshot(settings)
-    except (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError) as exc:
+    except _database_failures() as exc:
         raise _database_exit(settings, exc) from None
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None

@@ -430,10 +430,7 @@ def settings_reference() -> str:
             if isinstance(kind, type) and issubclass(kind, BaseModel):
                 walk(kind, f"{prefix}{name}.")
                 continue
-            if field.default_factory is not None:
-                default: object = field.default_factory()  # type: ignore[call-arg]
-            else:
-                default = field.default
+            default = field.get_default(call_default_factory=True)
             shown = "none" if default is None else f"`{_toml_value(default)}`"
             text = (
                 (field.description or "")
@@ -453,8 +450,6 @@ def _toml_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, Path):
         return str(value)
-    if isinstance(value, SecretStr):
-        return "***"
     return str(value)
 
 
