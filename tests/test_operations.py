@@ -183,18 +183,18 @@ def test_a_report_started_during_the_first_ingestion_waits_instead_of_failing(
 ) -> None:
     import typer
 
-    from paperwatch.cli import _preflight
+    from paperwatch.cli.jobs import preflight
     from paperwatch.db.writer_lock import is_held, writer_lock
     from paperwatch.settings import Settings
 
     database = tmp_path / "db" / "paperwatch.duckdb"
     settings = Settings(database=database)
     with pytest.raises(typer.Exit):  # nothing ingested, nobody ingesting: refused
-        _preflight(settings, database_exists=True)
+        preflight(settings, database_exists=True)
     assert not is_held(database)
     with writer_lock(database, timeout_s=5):  # the first ingestion holds the lock
         assert is_held(database)
-        _preflight(settings, database_exists=True)  # no error: the report flow will wait
+        preflight(settings, database_exists=True)  # no error: the report flow will wait
     assert not is_held(database)
 
 

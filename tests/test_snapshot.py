@@ -333,7 +333,7 @@ def test_paperwatch_sql_without_the_duckdb_cli(
     seeds_in_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     publish_snapshot(seeds_in_data, seeds_in_data.with_name("paperwatch.read.duckdb"))
-    monkeypatch.setattr("paperwatch.cli._duckdb_cli", lambda: None)
+    monkeypatch.setattr("paperwatch.cli.jobs.duckdb_cli", lambda: None)
     result = runner.invoke(app, ["sql"])
     assert result.exit_code == 1
     assert "the DuckDB CLI is not installed: `pip install duckdb-cli`" in result.output

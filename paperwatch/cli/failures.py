@@ -1,0 +1,114 @@
+"""What a failed command prints and exits with: settings, database and file-system errors.
+
+Each function returns the :class:`typer.Exit` to raise after printing one ``error:`` line
+(:func:`paperwatch.exits.fail`); exit statuses are those of docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from paperwatch.exits import EXIT_DAMAGED, EXIT_LOCKED, EXIT_REFUSED, fail
+
+if TYPE_CHECKING:
+    from paperwatch.settings import Settings
+
+
+def load_settings_or_exit(**overrides: object) -> Settings:
+    """The settings with the command's options as ``overrides``; exit 2 when invalid."""
+    from pydantic import ValidationError
+
+    from paperwatch.settings import load_settings
+
+    try:
+        return load_settings(**overrides)
+    except ValidationError as exc:
+        raise fail(settings_errors(exc), code=EXIT_REFUSED) from None
+    except ValueError as exc:
+        raise fail(str(exc), code=EXIT_REFUSED) from None
+
+
+def settings_errors(exc: Any) -> str:
+    """A pydantic ``ValidationError`` of the settings as one line naming each setting, its
+    environment variable and what is wrong (``timezone (PAPERWATCH_TIMEZONE): unknown …``)."""
+    parts = []
+    for error in exc.errors():
+        path = [str(p) for p in error.get("loc", ())]
+        name = ".".join(path) or "settings"
+        variable = "PAPERWATCH_" + "__".join(p.upper() for p in path)
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        given = error.get("input")
+        shown = f" (given {given!r})" if isinstance(given, str | int | float) else ""
+        parts.append(f"{name} ({variable} or paperwatch.toml): {message}{shown}")
+    return "invalid settings: " + "; ".join(parts)
+
+
+def database_failures() -> tuple[type[Exception], ...]:
+    """The failures of the database itself, which :func:`database_exit` maps to an exit."""
+    from paperwatch.db import DatabaseDamagedError, DatabaseError, DatabaseLockedError
+    from paperwatch.db.writer_lock import WriterLockTimeout
+
+    return (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError)
+
+
+def database_exit(settings: Settings, exc: Exception) -> typer.Exit:
+    """One ``error:`` line and the exit status for a failure of the database itself:
+    3 when another process held it too long, 4 when the file is damaged, 1 otherwise."""
+    from paperwatch import db
+    from paperwatch.db.writer_lock import WriterLockTimeout
+
+    if isinstance(exc, db.DatabaseLockedError | WriterLockTimeout):
+        return fail(str(exc), code=EXIT_LOCKED)
+    if isinstance(exc, db.DatabaseDamagedError):
+        return fail(str(exc), code=EXIT_DAMAGED)
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if db.is_disk_full(exc):
+        return fail(
+            f"the disk holding {settings.database} is full ({first}); the write that failed "
+            "was rolled back, so the database holds what it held before it (a run records "
+            "the files it loaded before). Free some space and run again"
+        )
+    if re.search(r"read-only file system|permission denied", first, re.IGNORECASE):
+        return fail(
+            f"cannot write {settings.database} or its folder ({first}); paperwatch writes "
+            "the database, its write-ahead log and its lock file there, and wrote nothing: "
+            "make them writable for this user, or give --database in a writable folder"
+        )
+    if db.is_damage(exc):
+        damaged = db.damaged_error(settings.database, first, before_write=False)
+        return fail(str(damaged), code=EXIT_DAMAGED)
+    return fail(f"cannot use {settings.database} as a paperwatch database: {first}")
+
+
+def os_error_exit(settings: Settings, exc: OSError) -> typer.Exit:
+    """One ``error:`` line for a file-system failure of a run (exit status 1): a full disk,
+    or a folder paperwatch cannot write (the database's: the database, its write-ahead
+    log and lock files; the report folder), named with what to do."""
+    from paperwatch import db
+
+    database = settings.database
+    reason = exc.strerror or str(exc)
+    name = str(exc.filename) if exc.filename else ""
+    if db.is_disk_full(exc):
+        return fail(
+            f"the disk holding {name or database} is full ({reason}); the write that failed "
+            "was rolled back, so the database holds what it held before it (a run records "
+            "the files it loaded before). Free some space and run again"
+        )
+    if name and Path(name).resolve().parent == database.resolve().parent:
+        return fail(
+            f"cannot write in the database's folder {database.parent} ({reason}: {name}); "
+            "paperwatch writes the database, its write-ahead log and its lock file there, "
+            "and wrote nothing: make the folder writable for this user, or give --database "
+            "in a writable one"
+        )
+    if name and Path(name).resolve().is_relative_to(settings.report_dir.resolve()):
+        return fail(
+            f"cannot write the report ({reason}: {name}); make the report folder "
+            f"{settings.report_dir} writable for this user, or give --report-dir"
+        )
+    return fail(f"{reason}{': ' + name if name else ''}")
