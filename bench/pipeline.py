@@ -77,16 +77,9 @@ from paperwatch.db.batches import (  # noqa: E402
     store_batch_terms,
 )
 from paperwatch.db.duplicates import update_near_duplicates  # noqa: E402
-from paperwatch.db.load import (  # noqa: E402
-    IngestSummary,
-    RunContext,
-    finish_run,
-    known_sequence_numbers,
-    known_stats,
-    record_ignored,
-    start_run,
-)
+from paperwatch.db.load import known_sequence_numbers, known_stats, record_ignored  # noqa: E402
 from paperwatch.db.report_data import collect_report  # noqa: E402
+from paperwatch.db.runs import IngestSummary, RunContext, finish_run, start_run  # noqa: E402
 from paperwatch.db.trends import update_paper_terms  # noqa: E402
 from paperwatch.ingest.files import scan_folder, select_changed  # noqa: E402
 from paperwatch.report.render import render_report  # noqa: E402

@@ -14,6 +14,7 @@ import pytest
 
 from paperwatch import db
 from paperwatch.db import load as store
+from paperwatch.db import runs, writes
 from paperwatch.db.batches import check_batch, load_batch, prepare_files
 from paperwatch.flows.ingest import ingest_listings
 from paperwatch.ingest.files import ListingFileStat, PreparedFile, hash_listing_files, scan_folder
@@ -170,7 +171,7 @@ def test_recognise_known_content_leaves_unknown_files_and_restored_versions(
         (path.name, hashlib.sha256(path.read_bytes()).hexdigest())
         for path in sorted(seed_folder.glob("*.txt"))
     ]
-    run = store.RunContext("r-test", datetime(2026, 12, 2, 10, tzinfo=UTC), "2026-W49")
+    run = runs.RunContext("r-test", datetime(2026, 12, 2, 10, tzinfo=UTC), "2026-W49")
     with db.writer(database) as con:
         outcomes = store.recognise_known_content(con, hashed, {f.rel for f in scan.files}, run)
     assert [(o.rel, o.status) for o in outcomes] == [
@@ -188,7 +189,7 @@ def test_a_copy_has_the_same_row_found_by_content_or_after_parsing(
     shutil.copy(seed_folder / "002_bf103a832150c832.txt", seed_folder / "zz_copy.txt")
     stats = list(scan_folder(seed_folder).files)
     assert [s.rel for s in stats][-1] == "zz_copy.txt"
-    run = store.RunContext("r-copy", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+    run = runs.RunContext("r-copy", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
     copy_row = (
         "select status, reason, entry_count, venue, year, header, format, format_reason "
         "from listing_files where path = 'zz_copy.txt'"
@@ -273,12 +274,12 @@ def snapshot_by_path(database: Path) -> dict[str, list[tuple]]:
     return {table: rows(database, f"{sql} order by all") for table, sql in BY_PATH.items()}
 
 
-def load_directly(folder: Path, database: Path, per_file: bool) -> list[store.FileOutcome]:
+def load_directly(folder: Path, database: Path, per_file: bool) -> list[runs.FileOutcome]:
     """Prepare, check and load every file of ``folder`` as one batch: in one transaction
     (:func:`load_batch`) or one transaction per file (:func:`store.load_file`)."""
     batch = prepare_files(list(scan_folder(folder).files), 1 << 20)
     checked = check_batch(batch, set())
-    run = store.RunContext("r-test", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+    run = runs.RunContext("r-test", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
     with db.writer(database) as con:
         if not per_file:
             return load_batch(con, batch, checked, run, 1 << 20)
@@ -322,10 +323,10 @@ def test_a_failing_batch_transaction_loads_file_by_file(
     expected_db = tmp_path / "expected.duckdb"
     load_directly(folder, expected_db, per_file=True)
 
-    def broken(self: store.BatchWrites) -> None:
+    def broken(self: writes.BatchWrites) -> None:
         raise duckdb.ConstraintException("simulated failure of the batch insert")
 
-    monkeypatch.setattr(store.BatchWrites, "flush", broken)
+    monkeypatch.setattr(writes.BatchWrites, "flush", broken)
     fallback_db = tmp_path / "fallback.duckdb"
     outcomes = load_directly(folder, fallback_db, per_file=False)
     assert Counter(o.status for o in outcomes) == {"loaded": 54, "duplicate": 3}

@@ -16,6 +16,7 @@ import paperwatch.ingest.prepare as prepare
 from paperwatch import db
 from paperwatch.allocator import ALLOCATOR_CONF_ENV, POLARS_OWN_ALLOCATOR_CONF, keep_freed_memory
 from paperwatch.db import load as store
+from paperwatch.db import runs, writes
 from paperwatch.db.batches import (
     SPOOL_LOCK,
     PreparePool,
@@ -31,7 +32,7 @@ from paperwatch.ingest.validate import ExpectationResult, SuiteResult
 from paperwatch.ingest.workers import FAULT_ENV
 
 MAX_BYTES = 1 << 20
-RUN = store.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
+RUN = runs.RunContext("r-many", datetime(2026, 11, 25, 10, tzinfo=UTC), "2026-W48")
 GONE = "disappeared between scan and read; it is read when it comes back"
 
 
@@ -205,7 +206,7 @@ def test_many_one_entry_files_load_the_rows_of_one_file_at_a_time(
         batched = load_batch(con, batch, check_batch(batch, set()), RUN, MAX_BYTES)
 
     single_db = tmp_path / "single.duckdb"
-    single: list[store.FileOutcome] = []
+    single: list[runs.FileOutcome] = []
     vanished: list[tuple[str, str]] = []
     with db.writer(single_db) as con:
         for stat in stats:
@@ -277,19 +278,19 @@ def test_the_validation_frame_is_the_frame_of_its_columns() -> None:
         "details": [None, None, "KeyError: 'c'"],
         "validated_at": [stamp, stamp, stamp],
     }
-    expected = pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA)
-    assert store.validation_frame(columns).equals(expected)
-    assert store.validation_frame(columns)["unexpected_examples"].to_list() == [
+    expected = pl.DataFrame(columns, schema=writes.VALIDATION_SCHEMA)
+    assert writes.validation_frame(columns).equals(expected)
+    assert writes.validation_frame(columns)["unexpected_examples"].to_list() == [
         ["x", "y"],
         [],
         [],
     ]
     columns["validated_at"] = [stamp, stamp, datetime(2026, 12, 2, 10, tzinfo=UTC)]
-    mixed = store.validation_frame(columns)
-    assert mixed.equals(pl.DataFrame(columns, schema=store.VALIDATION_SCHEMA))
+    mixed = writes.validation_frame(columns)
+    assert mixed.equals(pl.DataFrame(columns, schema=writes.VALIDATION_SCHEMA))
     assert mixed["validated_at"].n_unique() == 2
     empty = {name: [] for name in columns}
-    assert store.validation_frame(empty).equals(pl.DataFrame(empty, schema=store.VALIDATION_SCHEMA))
+    assert writes.validation_frame(empty).equals(pl.DataFrame(empty, schema=writes.VALIDATION_SCHEMA))
 
 
 def test_workers_compute_the_signatures_the_loader_would(

@@ -157,6 +157,7 @@ def test_another_version_tries_a_quarantined_file_again(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from paperwatch.db import load as store
+    from paperwatch.db import writes
     from paperwatch.flows.ingest import ingest_listings
 
     database = tmp_path / "pw.duckdb"
@@ -175,7 +176,8 @@ def test_another_version_tries_a_quarantined_file_again(
 
     monkeypatch.delenv(FAULT_ENV)
     monkeypatch.delenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES")  # one worker process
-    monkeypatch.setattr(store, "__version__", "9.9.9")  # the fixed paperwatch
+    for module in (store, writes):  # the fixed paperwatch
+        monkeypatch.setattr(module, "__version__", "9.9.9")
     fixed = ingest_listings(str(folder), str(database), AS_OF)
     assert (fixed.files_unchanged, fixed.files_loaded, fixed.files_quarantined) == (3, 2, 0)
     assert (fixed.entries, fixed.entries_loaded, fixed.new_papers) == (4, 4, 4)

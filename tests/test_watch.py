@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paperwatch.db.load import FileOutcome, IngestSummary
+from paperwatch.db.runs import FileOutcome, IngestSummary
 from paperwatch.db.writer_lock import (
     WriterLockTimeout,
     holds_writer_lock,

@@ -21,9 +21,9 @@ from paperwatch.exits import EXIT_DAMAGED, EXIT_LOCKED, EXIT_REFUSED, fail
 from paperwatch.flow_runtime import prefect_home, server_guard, short_run_errors
 
 if TYPE_CHECKING:
-    from paperwatch.db.load import IngestSummary
     from paperwatch.db.quarantine import Release
     from paperwatch.db.report_data import WrittenReport
+    from paperwatch.db.runs import IngestSummary
     from paperwatch.flows.rebuild import RebuildOutcome
     from paperwatch.flows.report import ReportOutcome
     from paperwatch.settings import Settings
@@ -84,7 +84,8 @@ def up_to_date(settings: Settings, as_of: str | None) -> IngestSummary | None:
     from paperwatch import db
     from paperwatch.clock import iso_week, parse_as_of
     from paperwatch.db import writer_lock
-    from paperwatch.db.load import IngestSummary, nothing_to_ingest
+    from paperwatch.db.load import nothing_to_ingest
+    from paperwatch.db.runs import IngestSummary
     from paperwatch.ingest.files import scan_folder
 
     database = settings.database

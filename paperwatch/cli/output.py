@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from paperwatch.db.load import IngestSummary
+    from paperwatch.db.runs import IngestSummary
     from paperwatch.flows.rebuild import RebuildOutcome
     from paperwatch.flows.report import ReportOutcome
 

@@ -42,16 +42,10 @@ import polars as pl
 from filelock import BaseFileLock, FileLock, Timeout
 
 from paperwatch import db
-from paperwatch.db.load import (
-    BatchWrites,
-    CheckedFile,
-    FileOutcome,
-    RunContext,
-    existing_paper_ids,
-    load_file,
-    quarantine_unprepared,
-)
+from paperwatch.db.load import CheckedFile, load_file, quarantine_unprepared
+from paperwatch.db.runs import FileOutcome, RunContext
 from paperwatch.db.trends import store_new_paper_terms
+from paperwatch.db.writes import BatchWrites, existing_paper_ids
 from paperwatch.ingest.files import (
     ListingFileStat,
     files_frame,
@@ -740,7 +734,7 @@ def load_batch(
     ``Settings.max_file_bytes``, the most of its bytes read again to be kept).
 
     The batch's files share one transaction and one insert per table
-    (:class:`paperwatch.db.load.BatchWrites`): a batch of 1,000 one-abstract files costs a
+    (:class:`paperwatch.db.writes.BatchWrites`): a batch of 1,000 one-abstract files costs a
     few statements, not a dozen per file. Which of the batch's paper ids are already
     recorded is read once for the batch (one scan of ``papers``) and kept up to date in
     memory as the files load. When the batch's transaction fails, it is rolled back and

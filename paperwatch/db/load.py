@@ -22,18 +22,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from datetime import datetime
-from itertools import accumulate
+from dataclasses import dataclass
 from pathlib import PurePath
-from typing import cast
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from paperwatch import __version__, db
 from paperwatch.analysis.terms import abstract_key
+from paperwatch.db.runs import FileOutcome, RunContext
+from paperwatch.db.writes import (
+    BatchWrites,
+    Writes,
+    existing_paper_ids,
+    insert_file_row,
+    insert_frame,
+    previous_loaded,
+)
 from paperwatch.ingest.files import (
     ListingFileStat,
     PreparedFile,
@@ -43,7 +48,7 @@ from paperwatch.ingest.files import (
     select_changed,
 )
 from paperwatch.ingest.parse import sequence_number
-from paperwatch.ingest.validate import SuiteResult, failure_reasons
+from paperwatch.ingest.validate import ExpectationResult, SuiteResult, failure_reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,34 +63,6 @@ class CheckedFile:
     file_checks: SuiteResult
     entries: pl.DataFrame
     entry_checks: SuiteResult
-
-
-@dataclass(frozen=True, slots=True)
-class RunContext:
-    """The ingestion run: id, its clock (aware UTC) and that clock's ISO week."""
-
-    run_id: str
-    as_of: datetime
-    week: str
-
-
-@dataclass(slots=True)
-class FileOutcome:
-    """What loading one file did. ``status``: loaded | quarantined | duplicate | moved |
-    unchanged | vanished."""
-
-    rel: str
-    status: str
-    file_id: int | None = None
-    entries: int = 0
-    entries_loaded: int = 0
-    entries_quarantined: int = 0
-    new_papers: int = 0
-    exact_duplicates: int = 0
-    reason: str | None = None
-    new_paper_ids: list[str] = field(default_factory=list)
-    #: :func:`paperwatch.analysis.terms.abstract_key` of each new paper's abstract (same order).
-    new_paper_keys: list[str] = field(default_factory=list)
 
 
 def known_stats(con: duckdb.DuckDBPyConnection) -> set[tuple[str, int, int]]:
@@ -202,31 +179,17 @@ def recognise_known_content(
             original = w.original(sha, stat.rel)
             if original is not None:
                 found.append((stat, sha, original))
-        details: dict[int, tuple[object, ...]] = {}
-        if found:
-            ids = sorted({original[0] for _, _, original in found})
-            details = {
-                int(r[0]): tuple(r[1:])
-                for r in con.execute(
-                    "select file_id, venue, year, header, coalesce(entry_count, 0), format, "
-                    "format_reason from listing_files where list_contains(?, file_id)",
-                    [ids],
-                ).fetchall()
-            }
+        details = _original_details(con, sorted({original[0] for _, _, original in found}))
         for stat, sha, (original_id, original_path) in found:
-            venue, year, header, entry_count, file_format, format_reason = details[original_id]
             moved = original_path not in present
             reason = f"moved from {original_path}" if moved else f"same bytes as {original_path}"
-            row = {
+            row = details[original_id] | {
                 "sha256": sha,
                 "path": stat.rel,
                 "name": stat.name,
                 "sequence_number": sequence_number(stat.name),
                 "size_bytes": stat.size,
                 "mtime_ns": stat.mtime_ns,
-                "venue": venue,
-                "year": year,
-                "header": header,
                 "first_seen": run.as_of,
                 "first_seen_week": run.week,
                 "run_id": run.run_id,
@@ -235,11 +198,8 @@ def recognise_known_content(
                 "status": "moved" if moved else "duplicate",
                 "duplicate_of": original_id,
                 "reason": reason,
-                "entry_count": entry_count,
                 "entries_loaded": 0,
                 "entries_quarantined": 0,
-                "format": file_format,
-                "format_reason": format_reason,
             }
             file_id = w.insert_file_row(row)
             outcomes.append(
@@ -249,6 +209,18 @@ def recognise_known_content(
     order = {stat.rel: i for i, (stat, _) in enumerate(hashed)}
     outcomes.sort(key=lambda o: order[o.rel])
     return outcomes
+
+
+def _original_details(
+    con: duckdb.DuckDBPyConnection, file_ids: list[int]
+) -> dict[int, dict[str, object]]:
+    """``listing_files`` fields a copy takes from its original (same bytes, same parse):
+    venue, year, header, entry count (0 when unset), format and its reason, by file_id."""
+    if not file_ids:
+        return {}
+    return {
+        int(r.pop("file_id")): r for r in db.query(con, "listing_file_details", file_ids=file_ids)
+    }
 
 
 def record_ignored(
@@ -268,398 +240,11 @@ def record_ignored(
                 "run_id": [run.run_id] * len(fresh),
             }
         )
-        _insert_frame(con, "ignored_paths", frame)
+        insert_frame(con, "ignored_paths", frame)
     return fresh
 
 
-#: Columns of ``listing_files`` as :class:`BatchWrites` inserts them.
-LISTING_FILES_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "file_id": pl.Int32,
-    "sha256": pl.String,
-    "path": pl.String,
-    "name": pl.String,
-    "sequence_number": pl.Int32,
-    "size_bytes": pl.Int64,
-    "mtime_ns": pl.Int64,
-    "venue": pl.String,
-    "year": pl.Int32,
-    "header": pl.String,
-    "entry_count": pl.Int32,
-    "entries_loaded": pl.Int32,
-    "entries_quarantined": pl.Int32,
-    "status": pl.String,
-    "duplicate_of": pl.Int32,
-    "supersedes": pl.Int32,
-    "reason": pl.String,
-    "internal_error": pl.Boolean,
-    "paperwatch_version": pl.String,
-    "format": pl.String,
-    "format_reason": pl.String,
-    "first_seen": pl.Datetime("us", "UTC"),
-    "first_seen_week": pl.String,
-    "loaded_at": pl.Datetime("us", "UTC"),
-    "run_id": pl.String,
-}
-
-#: Columns of the ``validation_results`` rows of one file.
-VALIDATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "run_id": pl.String,
-    "file_id": pl.Int32,
-    "suite": pl.String,
-    "expectation": pl.String,
-    "severity": pl.String,
-    "reason": pl.String,
-    "outcome": pl.String,
-    "success": pl.Boolean,
-    "element_count": pl.Int64,
-    "unexpected_count": pl.Int64,
-    "unexpected_examples": pl.List(pl.String),
-    "details": pl.String,
-    "validated_at": pl.Datetime("us", "UTC"),
-}
-
-
-class _Writes:
-    """Where :func:`load_file` reads what is recorded and writes its rows: straight to the
-    connection, one statement each (this class), or buffered for a whole batch
-    (:class:`BatchWrites`). Both give the same rows in the same order."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-
-    def latest(self, rel: str) -> tuple[int, str, bool] | None:
-        """(file_id, sha256, retry) of the latest version recorded at ``rel``."""
-        rows = db.query(self.con, "latest_file_version", path=rel, version=__version__)
-        if not rows:
-            return None
-        return int(rows[0]["file_id"]), str(rows[0]["sha256"]), bool(rows[0]["retry"])
-
-    def refresh_stat(self, file_id: int, size: int, mtime_ns: int) -> None:
-        self.con.execute(
-            "update listing_files set size_bytes = ?, mtime_ns = ? where file_id = ?",
-            [size, mtime_ns, file_id],
-        )
-
-    def previous_loaded(self, rel: str) -> int | None:
-        return _previous_loaded(self.con, rel)
-
-    def original(self, sha256: str, rel: str) -> tuple[int, str] | None:
-        """(file_id, path) of the first recorded file with these bytes at another path."""
-        row = self.con.execute(
-            "select file_id, path from listing_files where sha256 = ? "
-            "and status not in ('duplicate', 'moved') and path <> ? and not (internal_error and paperwatch_version is distinct from ?) "
-            "order by file_id limit 1",
-            [sha256, rel, __version__],
-        ).fetchone()
-        return (int(row[0]), str(row[1])) if row else None
-
-    def insert_file_row(self, values: dict[str, object]) -> int:
-        return _insert_file_row(self.con, values)
-
-    def insert_frame(self, table: str, frame: pl.DataFrame) -> None:
-        _insert_frame(self.con, table, frame)
-
-    def insert_validation(self, columns: dict[str, list[object]]) -> None:
-        """Rows of ``validation_results`` (columns of :data:`VALIDATION_SCHEMA`)."""
-        self.insert_frame("validation_results", pl.DataFrame(columns, schema=VALIDATION_SCHEMA))
-
-    def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
-        """``{external_id: paper_id}`` of the ids already loaded (:func:`papers_by_external_id`)."""
-        return papers_by_external_id(self.con, external_ids)
-
-    def fill_record_fields(self, good: pl.DataFrame) -> None:
-        """Give known papers without a title the first title, authors, URL and external id
-        of ``good``'s rows (:func:`_fill_record_fields`)."""
-        _fill_record_fields(self.con, good)
-
-    def insert_entries(
-        self,
-        good: pl.DataFrame,
-        first: list[bool],
-        file_id: int,
-        venue: object,
-        year: object,
-        run: RunContext,
-    ) -> None:
-        """The ``papers`` (entries marked ``first``) and ``paper_occurrences`` rows of a
-        loaded file's ``good`` entries."""
-        n = good.height
-        papers, occurrences = _entry_frames(
-            good, first, [file_id] * n, [venue] * n, [year] * n, run
-        )
-        self.insert_frame("papers", papers)
-        self.insert_frame("paper_occurrences", occurrences)
-
-
-class BatchWrites(_Writes):
-    """The writes of a batch of files, for one transaction: what is recorded about the
-    batch's paths and contents is read in three queries up front, and the rows of
-    ``listing_files``, ``validation_results``, ``quarantine``, ``papers`` and
-    ``paper_occurrences`` (and the refreshed stats) are inserted once per table by
-    :meth:`flush`. ``listing_files`` ids come from its sequence in file order, as one insert
-    per file would give them: the first is drawn when the first row is added, the rest
-    when the rows are flushed (checked to follow on; this process holds the writer lock).
-
-    Args:
-        con: a read-write connection inside a transaction (the lookups see it).
-        files: the batch's files (``rel`` and ``sha256``).
-    """
-
-    _TABLES = ("validation_results", "quarantine", "papers", "paper_occurrences")
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, files: list[tuple[str, str]]) -> None:
-        super().__init__(con)
-        keys = pl.DataFrame(
-            {"rel": [r for r, _ in files], "sha256": [h for _, h in files]},
-            schema={"rel": pl.String, "sha256": pl.String},
-        )
-        con.register("_pw_batch", keys.to_arrow())
-        try:
-            self._latest = {
-                str(r[0]): (int(r[1]), str(r[2]), bool(r[3]))
-                for r in con.execute(
-                    "select path, file_id, sha256, "
-                    "internal_error and paperwatch_version is distinct from ? "
-                    "from listing_files where path in (select rel from _pw_batch) "
-                    "qualify row_number() over "
-                    "(partition by path order by first_seen desc, file_id desc) = 1",
-                    [__version__],
-                ).fetchall()
-            }
-            self._previous = {
-                str(r[0]): int(r[1])
-                for r in con.execute(
-                    "select path, file_id from listing_files "
-                    "where status = 'loaded' and path in (select rel from _pw_batch) "
-                    "qualify row_number() over "
-                    "(partition by path order by first_seen desc, file_id desc) = 1"
-                ).fetchall()
-            }
-            self._originals: dict[str, list[tuple[int, str]]] = {}
-            for sha, file_id, path in con.execute(
-                "select sha256, file_id, path from listing_files "
-                "where sha256 in (select sha256 from _pw_batch) "
-                "and status not in ('duplicate', 'moved') "
-                "and not (internal_error and paperwatch_version is distinct from ?) "
-                "order by file_id",
-                [__version__],
-            ).fetchall():
-                self._originals.setdefault(str(sha), []).append((int(file_id), str(path)))
-        finally:
-            con.unregister("_pw_batch")
-        self._frames: dict[str, list[pl.DataFrame]] = {t: [] for t in self._TABLES}
-        self._stats: list[tuple[int, int, int]] = []
-        self._file_rows: list[dict[str, object]] = []
-        self._first_id: int | None = None
-        self._validation: dict[str, list[object]] = {c: [] for c in VALIDATION_SCHEMA}
-        self._entries: list[pl.DataFrame] = []
-        self._first: list[bool] = []
-        self._entry_file_ids: list[int] = []
-        self._venues: list[object] = []
-        self._years: list[object] = []
-        self._run: RunContext | None = None
-        self._external: dict[str, str] = {}  # external id -> paper id, of buffered entries
-        self._fills: list[pl.DataFrame] = []  # rows for fill_record_fields, after the inserts
-
-    def latest(self, rel: str) -> tuple[int, str, bool] | None:
-        return self._latest.get(rel)
-
-    def refresh_stat(self, file_id: int, size: int, mtime_ns: int) -> None:
-        self._stats.append((file_id, size, mtime_ns))
-
-    def previous_loaded(self, rel: str) -> int | None:
-        return self._previous.get(rel)
-
-    def original(self, sha256: str, rel: str) -> tuple[int, str] | None:
-        return next((o for o in self._originals.get(sha256, ()) if o[1] != rel), None)
-
-    def insert_file_row(self, values: dict[str, object]) -> int:
-        if self._first_id is None:
-            self._first_id = int(
-                self.con.execute("select nextval('listing_files_seq')").fetchall()[0][0]
-            )
-        file_id = self._first_id + len(self._file_rows)
-        self._file_rows.append(values | {"file_id": file_id})
-        if values["status"] not in ("duplicate", "moved"):
-            self._originals.setdefault(str(values["sha256"]), []).append(
-                (file_id, str(values["path"]))
-            )
-        return file_id
-
-    def insert_frame(self, table: str, frame: pl.DataFrame) -> None:
-        if frame.height:
-            self._frames[table].append(frame)
-
-    def insert_validation(self, columns: dict[str, list[object]]) -> None:
-        for name, values in columns.items():
-            self._validation[name].extend(values)
-
-    def papers_by_external_id(self, external_ids: pl.Series) -> dict[str, str]:
-        """As :meth:`_Writes.papers_by_external_id`, and the external ids of the batch's
-        entries buffered so far (an id loaded before the batch wins: it is earlier)."""
-        if external_ids.null_count() == external_ids.len():
-            return {}
-        found = papers_by_external_id(self.con, external_ids)
-        for ext in external_ids.drop_nulls().unique().to_list():
-            if ext not in found and ext in self._external:
-                found[ext] = self._external[ext]
-        return found
-
-    def fill_record_fields(self, good: pl.DataFrame) -> None:
-        if good.height:
-            self._fills.append(good)
-
-    def insert_entries(
-        self,
-        good: pl.DataFrame,
-        first: list[bool],
-        file_id: int,
-        venue: object,
-        year: object,
-        run: RunContext,
-    ) -> None:
-        if good.height:
-            n = good.height
-            self._entries.append(good)
-            self._first.extend(first)
-            self._entry_file_ids.extend([file_id] * n)
-            self._venues.extend([venue] * n)
-            self._years.extend([year] * n)
-            self._run = run
-            for ext, pid in zip(
-                good["external_id"].to_list(), good["paper_id"].to_list(), strict=True
-            ):
-                if ext is not None:
-                    self._external.setdefault(ext, pid)
-
-    def flush(self) -> None:
-        """Insert what was buffered (one statement per table).
-
-        Raises:
-            duckdb.SequenceException: the ``listing_files`` ids drawn meanwhile by another
-                connection (the batch's transaction is then rolled back by the caller).
-        """
-        if self._file_rows:
-            assert self._first_id is not None
-            last = self._first_id + len(self._file_rows) - 1
-            if len(self._file_rows) > 1:
-                drawn = self.con.execute(
-                    "select max(nextval('listing_files_seq')) from range(?)",
-                    [len(self._file_rows) - 1],
-                ).fetchall()
-                if int(drawn[0][0]) != last:
-                    raise duckdb.SequenceException(
-                        "listing_files_seq was advanced by another writer during the batch"
-                    )
-            columns = {c: [r.get(c) for r in self._file_rows] for c in LISTING_FILES_SCHEMA}
-            files = pl.DataFrame(columns, schema=LISTING_FILES_SCHEMA).with_columns(
-                pl.col("internal_error").fill_null(False)
-            )
-            _insert_frame(self.con, "listing_files", files)
-            self._file_rows, self._first_id = [], None
-        if self._entries and self._run is not None:
-            papers, occurrences = _entry_frames(
-                pl.concat(self._entries, how="vertical_relaxed"),
-                self._first,
-                self._entry_file_ids,
-                self._venues,
-                self._years,
-                self._run,
-            )
-            self._frames["papers"].append(papers)
-            self._frames["paper_occurrences"].append(occurrences)
-            self._entries, self._first, self._entry_file_ids = [], [], []
-            self._venues, self._years = [], []
-        if self._validation["run_id"]:
-            self._frames["validation_results"].insert(0, validation_frame(self._validation))
-            self._validation = {c: [] for c in VALIDATION_SCHEMA}
-        if self._stats:
-            stats = pl.DataFrame(
-                self._stats,
-                schema={"file_id": pl.Int32, "size_bytes": pl.Int64, "mtime_ns": pl.Int64},
-                orient="row",
-            )
-            self.con.register("_pw_stats", stats.to_arrow())
-            try:
-                self.con.execute(
-                    "update listing_files set size_bytes = s.size_bytes, mtime_ns = s.mtime_ns "
-                    "from _pw_stats s where listing_files.file_id = s.file_id"
-                )
-            finally:
-                self.con.unregister("_pw_stats")
-            self._stats = []
-        for table in self._TABLES:
-            frames = self._frames[table]
-            if frames:
-                _insert_frame(self.con, table, pl.concat(frames, how="diagonal_relaxed"))
-            self._frames[table] = []
-        for good in self._fills:  # papers inserted above may get fields from later files
-            _fill_record_fields(self.con, good)
-        self._fills = []
-
-
-def validation_frame(columns: dict[str, list[object]]) -> pl.DataFrame:
-    """``pl.DataFrame(columns, schema=VALIDATION_SCHEMA)``, built faster for a batch of many
-    files (about 40 rows per file: 820,000 rows for 20,000 files): a ``validated_at``
-    column of one value is repeated rather than converted datetime by datetime, and the
-    ``unexpected_examples`` lists (nearly all empty) become one Arrow list array from
-    their flattened values and offsets (5.5 CPU-s down to about 0.3 for 820,000 rows).
-
-    Args:
-        columns: one list per column of :data:`VALIDATION_SCHEMA`, all the same length;
-            ``unexpected_examples`` holds lists of strings (never None).
-
-    Returns:
-        The frame (columns and types of :data:`VALIDATION_SCHEMA`).
-    """
-    n = len(columns["run_id"])
-    stamps = cast("list[datetime]", columns["validated_at"])
-    plain = {
-        name: values
-        for name, values in columns.items()
-        if name not in ("validated_at", "unexpected_examples")
-    }
-    frame = pl.DataFrame(plain, schema={name: VALIDATION_SCHEMA[name] for name in plain})
-    if n and all(stamp == stamps[0] for stamp in stamps):
-        validated_at = pl.repeat(stamps[0], n, dtype=VALIDATION_SCHEMA["validated_at"], eager=True)
-    else:
-        validated_at = pl.Series(values=stamps, dtype=VALIDATION_SCHEMA["validated_at"])
-    lists = cast("list[list[str]]", columns["unexpected_examples"])
-    offsets = [0, *accumulate(len(values) for values in lists)]
-    flat = [value for values in lists for value in values]
-    examples = pl.Series(
-        values=pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(flat, pa.string()))
-    ).cast(VALIDATION_SCHEMA["unexpected_examples"])
-    return frame.with_columns(
-        examples.alias("unexpected_examples"), validated_at.alias("validated_at")
-    ).select(list(VALIDATION_SCHEMA))
-
-
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    if frame.height == 0:
-        return
-    con.register("_frame", db.arrow_view(frame))
-    try:
-        columns = ", ".join(frame.columns)
-        con.execute(f"insert into {table} ({columns}) select {columns} from _frame")
-    finally:
-        con.unregister("_frame")
-
-
-def _insert_file_row(con: duckdb.DuckDBPyConnection, values: dict[str, object]) -> int:
-    columns = ", ".join(values)
-    placeholders = ", ".join("?" for _ in values)
-    row = con.execute(
-        f"insert into listing_files ({columns}) values ({placeholders}) returning file_id",
-        list(values.values()),
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def _validation_rows(
-    w: _Writes, file_id: int | None, run: RunContext, *suites: SuiteResult
-) -> None:
+def _validation_rows(w: Writes, file_id: int | None, run: RunContext, *suites: SuiteResult) -> None:
     """Insert the results of ``suites`` for one file (one insert, or buffered)."""
     results = [r for suite in suites for r in suite.results]
     w.insert_validation(
@@ -702,7 +287,7 @@ def _base_row(prepared: PreparedFile, run: RunContext) -> dict[str, object]:
     }
 
 
-def _unchanged(w: _Writes, stat: ListingFileStat, sha256: str) -> int | None:
+def _unchanged(w: Writes, stat: ListingFileStat, sha256: str) -> int | None:
     """The file_id of the latest version at ``stat.rel`` when it has these bytes (its stat
     is refreshed), else None. A version whose preparation failed under another paperwatch
     is not unchanged: the file is tried again."""
@@ -711,40 +296,6 @@ def _unchanged(w: _Writes, stat: ListingFileStat, sha256: str) -> int | None:
         return None
     w.refresh_stat(latest[0], stat.size, stat.mtime_ns)
     return latest[0]
-
-
-def existing_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: pl.Series) -> set[str]:
-    """The ids of ``paper_ids`` (a String series) already in ``papers``: one scan of the
-    ``paper_id`` column, however many ids are asked for."""
-    if paper_ids.is_empty():
-        return set()
-    con.register("_pw_ids", pl.DataFrame({"paper_id": paper_ids.unique()}).to_arrow())
-    try:
-        rows = con.execute(
-            "select paper_id from papers semi join _pw_ids using (paper_id)"
-        ).fetchall()
-    finally:
-        con.unregister("_pw_ids")
-    return {r[0] for r in rows}
-
-
-def papers_by_external_id(
-    con: duckdb.DuckDBPyConnection, external_ids: pl.Series
-) -> dict[str, str]:
-    """``{external_id: paper_id}`` for the ids of ``external_ids`` (a String series, nulls
-    ignored) that a loaded occurrence already carries: the paper of its earliest occurrence."""
-    ids = external_ids.drop_nulls().unique()
-    if ids.is_empty():
-        return {}
-    con.register("_pw_ext", pl.DataFrame({"external_id": ids}).to_arrow())
-    try:
-        rows = con.execute(
-            "select external_id, arg_min(paper_id, (file_id, position)) from paper_occurrences "
-            "semi join _pw_ext using (external_id) group by external_id"
-        ).fetchall()
-    finally:
-        con.unregister("_pw_ext")
-    return {r[0]: r[1] for r in rows}
 
 
 def join_external_ids(
@@ -792,40 +343,8 @@ def join_external_ids(
     )
 
 
-def _fill_record_fields(con: duckdb.DuckDBPyConnection, good: pl.DataFrame) -> None:
-    """Give papers that have no title yet (first seen in a format without one) the title,
-    authors, URL and external id of the first of ``good``'s rows (entries of known papers)
-    that has a title or an external id: a paper's first-seen values, field by field."""
-    having = good.filter(pl.col("title").is_not_null() | pl.col("external_id").is_not_null())
-    if having.is_empty():
-        return
-    fields = having.unique("paper_id", keep="first", maintain_order=True).select(
-        "paper_id", "title", "authors", "url", "external_id"
-    )
-    con.register("_pw_fields", fields.to_arrow())
-    try:
-        con.execute(
-            "update papers set title = f.title, authors = f.authors, url = f.url, "
-            "external_id = coalesce(papers.external_id, f.external_id) from _pw_fields f "
-            "where papers.paper_id = f.paper_id and papers.title is null and papers.url is null "
-            "and papers.external_id is null"
-        )
-    finally:
-        con.unregister("_pw_fields")
-
-
-def _previous_loaded(con: duckdb.DuckDBPyConnection, rel: str) -> int | None:
-    """The file_id of the latest loaded version at path ``rel`` (what a new one supersedes)."""
-    previous = con.execute(
-        "select file_id from listing_files where path = ? and status = 'loaded' "
-        "order by first_seen desc, file_id desc limit 1",
-        [rel],
-    ).fetchone()
-    return int(previous[0]) if previous else None
-
-
 def _quarantine_whole_file(
-    w: _Writes,
+    w: Writes,
     file_id: int,
     prepared: PreparedFile,
     reasons: list[str],
@@ -906,13 +425,13 @@ def quarantine_unprepared(
         prepared = prepare_file(stat, None, max_bytes)  # hashes it without reading it whole
     else:
         prepared = PreparedFile(stat=stat, sha256=hashlib.sha256(data).hexdigest(), data=data)
-    w = _Writes(con)
+    w = Writes(con)
     with db.transaction(con):
         unchanged = _unchanged(w, stat, prepared.sha256)
         if unchanged is not None:
             return FileOutcome(rel=stat.rel, status="unchanged", file_id=unchanged)
         row = _base_row(prepared, run) | {
-            "supersedes": _previous_loaded(con, stat.rel),
+            "supersedes": previous_loaded(con, stat.rel),
             "status": "quarantined",
             "reason": reason,
             "internal_error": True,
@@ -920,7 +439,7 @@ def quarantine_unprepared(
             "entries_loaded": 0,
             "entries_quarantined": 0,
         }
-        file_id = _insert_file_row(con, row)
+        file_id = insert_file_row(con, row)
         _quarantine_whole_file(w, file_id, prepared, [reason], [PREPARE_FAILED], run)
     return FileOutcome(rel=stat.rel, status="quarantined", file_id=file_id, reason=reason)
 
@@ -957,7 +476,7 @@ def load_file(
     if writes is not None:
         return _load_file(con, prepared, checked, run, known, writes)
     with db.transaction(con):
-        return _load_file(con, prepared, checked, run, known, _Writes(con))
+        return _load_file(con, prepared, checked, run, known, Writes(con))
 
 
 def _load_file(
@@ -966,7 +485,7 @@ def _load_file(
     checked: CheckedFile,
     run: RunContext,
     known: set[str] | None,
-    w: _Writes,
+    w: Writes,
 ) -> FileOutcome:
     rel = prepared.stat.rel
     entries, validation = checked.entries, checked.entry_checks
@@ -978,54 +497,12 @@ def _load_file(
 
     row = _base_row(prepared, run)
     row["supersedes"] = w.previous_loaded(rel)
-
     original = w.original(prepared.sha256, rel)
     if original is not None:
-        reason = f"same bytes as {original[1]}"
-        file_id = w.insert_file_row(
-            row
-            | {
-                "status": "duplicate",
-                "duplicate_of": int(original[0]),
-                "reason": reason,
-                "entry_count": prepared.entry_count,
-                "entries_loaded": 0,
-                "entries_quarantined": 0,
-            },
-        )
-        # Its entries are the original's: not counted again as read, loaded or quarantined.
-        return FileOutcome(rel=rel, status="duplicate", file_id=file_id, reason=reason)
-
+        return _record_duplicate(w, prepared, row, original)
     file_failures = checked.file_checks.critical_failures().get(0, [])
     if file_failures:
-        reasons = failure_reasons(checked.file_row, 0, file_failures)
-        file_id = w.insert_file_row(
-            row
-            | {
-                "status": "quarantined",
-                "reason": "; ".join(reasons),
-                "entry_count": prepared.entry_count if prepared.is_text else None,
-                "entries_loaded": 0,
-                "entries_quarantined": prepared.entry_count if prepared.is_text else 0,
-            },
-        )
-        _validation_rows(w, file_id, run, checked.file_checks)
-        _quarantine_whole_file(
-            w,
-            file_id,
-            prepared,
-            reasons,
-            [f"{r.suite}.{r.expectation}" for r in file_failures],
-            run,
-        )
-        return FileOutcome(
-            rel=rel,
-            status="quarantined",
-            file_id=file_id,
-            reason="; ".join(reasons),
-            entries=prepared.entry_count,
-            entries_quarantined=prepared.entry_count,
-        )
+        return _quarantine_failed_file(w, prepared, checked, row, file_failures, run)
 
     failures = validation.critical_failures()
     file_id = w.insert_file_row(
@@ -1039,70 +516,20 @@ def _load_file(
         },
     )
     _validation_rows(w, file_id, run, checked.file_checks, validation)
-
     failed_index = sorted(failures)
     if failed_index:
-        bad = entries[failed_index]
-        quarantined = pl.DataFrame(
-            {
-                "kind": ["entry"] * bad.height,
-                "file_id": [file_id] * bad.height,
-                "path": [rel] * bad.height,
-                "position": bad["position"],
-                "line": bad["line"],
-                "raw_text": bad["abstract_raw"],
-                "reasons": [failure_reasons(entries, i, failures[i]) for i in failed_index],
-                "expectations": [
-                    [f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index
-                ],
-                "quarantined_at": [run.as_of] * bad.height,
-                "week": [run.week] * bad.height,
-                "run_id": [run.run_id] * bad.height,
-            }
-        )
-        w.insert_frame("quarantine", quarantined)
-
+        _quarantine_entries(w, entries, failures, file_id, rel, run)
     good = (
         entries.with_row_index("_row").filter(~pl.col("_row").is_in(failed_index)).drop("_row")
         if failed_index
         else entries
     )
-    if known is None:
-        existing = existing_paper_ids(con, good["paper_id"])
-    else:
-        existing = known.intersection(good["paper_id"].to_list())
-    known_external = w.papers_by_external_id(good["external_id"])
-    good = join_external_ids(good, existing, known_external)
-    paper_ids = good["paper_id"].to_list()
-    existing |= set(known_external.values()) & set(paper_ids)
-    if row["supersedes"] is not None:
-        # Entries carried over from earlier versions of this listing are not repeats.
-        carried = {
-            r[0]
-            for r in con.execute(
-                "select distinct o.paper_id from paper_occurrences o "
-                "join listing_files f using (file_id) where f.path = ?",
-                [rel],
-            ).fetchall()
-        }
-        existing_elsewhere = existing - carried
-    else:
-        existing_elsewhere = existing
-    seen_in_file: set[str] = set()
-    exact_duplicates = 0
-    first: list[bool] = []  # the entry is a new paper (its first occurrence, not recorded)
-    for pid in paper_ids:
-        if pid in existing_elsewhere or pid in seen_in_file:
-            exact_duplicates += 1
-        first.append(pid is not None and pid not in existing and pid not in seen_in_file)
-        seen_in_file.add(pid)
-    new_ids = [pid for pid, new in zip(paper_ids, first, strict=True) if new]
+    good, existing, first, exact_duplicates = _first_occurrences(
+        con, w, good, known, rel, carried_over=row["supersedes"] is not None
+    )
+    new_ids = [pid for pid, new in zip(good["paper_id"].to_list(), first, strict=True) if new]
     new_keys = (
-        [
-            abstract_key(text)
-            for text, new in zip(good["abstract"].to_list(), first, strict=True)
-            if new
-        ]
+        [abstract_key(t) for t, new in zip(good["abstract"].to_list(), first, strict=True) if new]
         if new_ids
         else []
     )
@@ -1123,169 +550,125 @@ def _load_file(
     )
 
 
-def _entry_frames(
-    good: pl.DataFrame,
-    first: list[bool],
-    file_ids: list[int],
-    venues: list[object],
-    years: list[object],
+def _record_duplicate(
+    w: Writes, prepared: PreparedFile, row: dict[str, object], original: tuple[int, str]
+) -> FileOutcome:
+    """The ``duplicate`` row of a file whose bytes equal ``original`` (file_id, path)."""
+    reason = f"same bytes as {original[1]}"
+    file_id = w.insert_file_row(
+        row
+        | {
+            "status": "duplicate",
+            "duplicate_of": int(original[0]),
+            "reason": reason,
+            "entry_count": prepared.entry_count,
+            "entries_loaded": 0,
+            "entries_quarantined": 0,
+        },
+    )
+    # Its entries are the original's: not counted again as read, loaded or quarantined.
+    return FileOutcome(rel=prepared.stat.rel, status="duplicate", file_id=file_id, reason=reason)
+
+
+def _quarantine_failed_file(
+    w: Writes,
+    prepared: PreparedFile,
+    checked: CheckedFile,
+    row: dict[str, object],
+    file_failures: list[ExpectationResult],
     run: RunContext,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The ``papers`` rows (the entries marked ``first``) and the ``paper_occurrences`` rows
-    (every entry) of loaded entries; ``file_ids``, ``venues``, ``years``: one per entry."""
-    rows = good.with_columns(
-        pl.Series("_file_id", file_ids, dtype=pl.Int32),
-        pl.Series("_venue", venues, dtype=pl.String),
-        pl.Series("_year", years, dtype=pl.Int32),
-        pl.Series("_first", first, dtype=pl.Boolean),
+) -> FileOutcome:
+    """Quarantine whole a file that failed a critical ``listing_files`` expectation."""
+    reasons = failure_reasons(checked.file_row, 0, file_failures)
+    file_id = w.insert_file_row(
+        row
+        | {
+            "status": "quarantined",
+            "reason": "; ".join(reasons),
+            "entry_count": prepared.entry_count if prepared.is_text else None,
+            "entries_loaded": 0,
+            "entries_quarantined": prepared.entry_count if prepared.is_text else 0,
+        },
     )
-    occurrences = rows.select(
-        pl.col("_file_id").alias("file_id"),
-        "position",
-        "line",
-        "paper_id",
-        pl.col("abstract_raw").alias("raw_text"),
-        pl.lit(run.run_id).alias("run_id"),
-        "listed_number",
-        "title",
-        "authors",
-        "url",
-        "external_id",
-        "text_paper_id",
-        "field_faults",
-        "raw_fields",
+    _validation_rows(w, file_id, run, checked.file_checks)
+    expectations = [f"{r.suite}.{r.expectation}" for r in file_failures]
+    _quarantine_whole_file(w, file_id, prepared, reasons, expectations, run)
+    return FileOutcome(
+        rel=prepared.stat.rel,
+        status="quarantined",
+        file_id=file_id,
+        reason="; ".join(reasons),
+        entries=prepared.entry_count,
+        entries_quarantined=prepared.entry_count,
     )
-    papers = rows.filter(pl.col("_first")).select(
-        "paper_id",
-        "abstract",
-        "abstract_raw",
-        "method_name",
-        "first_sentence",
-        "word_count",
-        "code_urls",
-        pl.col("_venue").alias("venue"),
-        pl.col("_year").alias("year"),
-        pl.col("_file_id").alias("first_file_id"),
-        pl.col("position").alias("first_position"),
-        pl.lit(run.as_of).alias("first_seen"),
-        pl.lit(run.week).alias("first_seen_week"),
-        "title",
-        "authors",
-        "url",
-        "external_id",
-    )
-    return papers, occurrences
 
 
-def start_run(
-    con: duckdb.DuckDBPyConnection, run: RunContext, folder: str, started_at: datetime
-) -> list[str]:
-    """Record a run as ``running``, and earlier runs still ``running`` as ``interrupted``.
-
-    Call it holding the writer lock (:mod:`paperwatch.db.writer_lock`): then no other run
-    can be going, and a run still ``running`` ended without finishing (killed, crashed).
-    Its counts are taken from the rows it wrote (``sql/queries/mark_interrupted_runs.sql``).
-
-    Returns:
-        The ids of the runs marked ``interrupted``.
-    """
-    con.execute(
-        "insert into ingest_runs (run_id, started_at, as_of, week, folder) values (?, ?, ?, ?, ?)",
-        [run.run_id, started_at, run.as_of, run.week, folder],
-    )
-    marked = db.query(con, "mark_interrupted_runs", run_id=run.run_id, now=started_at)
-    return [row["run_id"] for row in marked]
-
-
-def finish_run(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    counts: dict[str, int],
-    finished_at: datetime,
-    status: str = "completed",
-    error: str | None = None,
+def _quarantine_entries(
+    w: Writes,
+    entries: pl.DataFrame,
+    failures: dict[int, list[ExpectationResult]],
+    file_id: int,
+    rel: str,
+    run: RunContext,
 ) -> None:
-    """Record a run's counts (keys are ``ingest_runs`` columns) and final status."""
-    assignments = ", ".join(f"{column} = ?" for column in counts)
-    con.execute(
-        f"update ingest_runs set {assignments}{', ' if counts else ''}finished_at = ?, status = ?, "
-        "error = ? where run_id = ?",
-        [*counts.values(), finished_at, status, error, run_id],
-    )
-
-
-@dataclass(slots=True)
-class IngestSummary:
-    """The counts of one ingestion run, as printed by ``paperwatch ingest``."""
-
-    run_id: str
-    week: str
-    files_seen: int = 0
-    files_loaded: int = 0
-    files_unchanged: int = 0
-    files_duplicate: int = 0
-    files_quarantined: int = 0
-    files_vanished: int = 0
-    #: Files whose bytes were recorded at a path no longer there (also counted unchanged).
-    files_moved: int = 0
-    entries: int = 0
-    entries_loaded: int = 0
-    entries_quarantined: int = 0
-    new_papers: int = 0
-    exact_duplicates: int = 0
-    near_duplicates: int = 0
-    ignored: list[tuple[str, str]] = field(default_factory=list)
-    files: list[FileOutcome] = field(default_factory=list)
-
-    def add(self, outcome: FileOutcome) -> None:
-        """Count one file's outcome.
-
-        The summary keeps the outcome without its ``new_paper_ids`` and
-        ``new_paper_keys``: the flow uses those per batch and nothing reads them from the
-        summary, while the summary is the flow's return value, which Prefect walks
-        object by object when the run ends (two strings per new paper: about a second
-        of a 100k first ingest in a py-spy profile of the flow process, growing with the
-        papers).
-        """
-        if outcome.new_paper_ids or outcome.new_paper_keys:
-            outcome = replace(outcome, new_paper_ids=[], new_paper_keys=[])
-        self.files.append(outcome)
-        attribute = {
-            "loaded": "files_loaded",
-            "unchanged": "files_unchanged",
-            "duplicate": "files_duplicate",
-            "quarantined": "files_quarantined",
-            "vanished": "files_vanished",
-            "moved": "files_unchanged",
-        }[outcome.status]
-        setattr(self, attribute, getattr(self, attribute) + 1)
-        if outcome.status == "moved":
-            self.files_moved += 1
-        self.entries += outcome.entries
-        self.entries_loaded += outcome.entries_loaded
-        self.entries_quarantined += outcome.entries_quarantined
-        self.new_papers += outcome.new_papers
-        self.exact_duplicates += outcome.exact_duplicates
-
-    @property
-    def changed_anything(self) -> bool:
-        """True when the run recorded a new file (loaded, duplicate, moved or quarantined)."""
-        return bool(
-            self.files_loaded or self.files_duplicate or self.files_quarantined or self.files_moved
-        )
-
-    def run_counts(self) -> dict[str, int]:
-        """The ``ingest_runs`` columns of this summary."""
-        return {
-            "files_seen": self.files_seen,
-            "files_loaded": self.files_loaded,
-            "files_unchanged": self.files_unchanged,
-            "files_duplicate": self.files_duplicate,
-            "files_quarantined": self.files_quarantined,
-            "entries": self.entries,
-            "entries_loaded": self.entries_loaded,
-            "entries_quarantined": self.entries_quarantined,
-            "new_papers": self.new_papers,
-            "exact_duplicates": self.exact_duplicates,
-            "near_duplicates": self.near_duplicates,
+    """The ``quarantine`` rows of the entries (by row index) that failed a critical check."""
+    failed_index = sorted(failures)
+    bad = entries[failed_index]
+    quarantined = pl.DataFrame(
+        {
+            "kind": ["entry"] * bad.height,
+            "file_id": [file_id] * bad.height,
+            "path": [rel] * bad.height,
+            "position": bad["position"],
+            "line": bad["line"],
+            "raw_text": bad["abstract_raw"],
+            "reasons": [failure_reasons(entries, i, failures[i]) for i in failed_index],
+            "expectations": [
+                [f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index
+            ],
+            "quarantined_at": [run.as_of] * bad.height,
+            "week": [run.week] * bad.height,
+            "run_id": [run.run_id] * bad.height,
         }
+    )
+    w.insert_frame("quarantine", quarantined)
+
+
+def _first_occurrences(
+    con: duckdb.DuckDBPyConnection,
+    w: Writes,
+    good: pl.DataFrame,
+    known: set[str] | None,
+    rel: str,
+    *,
+    carried_over: bool,
+) -> tuple[pl.DataFrame, set[str], list[bool], int]:
+    """Which of a file's ``good`` entries are new papers.
+
+    Returns ``(good, existing, first, exact_duplicates)``: ``good`` with ids joined on
+    external ids (:func:`join_external_ids`); the ids already in ``papers``; per entry,
+    whether it is a paper's first occurrence; and the count of entries repeating a paper
+    seen elsewhere or earlier in the file (with ``carried_over``, entries carried from
+    earlier versions of this path's listing are not repeats).
+    """
+    if known is None:
+        existing = existing_paper_ids(con, good["paper_id"])
+    else:
+        existing = known.intersection(good["paper_id"].to_list())
+    known_external = w.papers_by_external_id(good["external_id"])
+    good = join_external_ids(good, existing, known_external)
+    paper_ids = good["paper_id"].to_list()
+    existing |= set(known_external.values()) & set(paper_ids)
+    existing_elsewhere = existing
+    if carried_over:
+        carried = {r["paper_id"] for r in db.query(con, "paper_ids_at_path", path=rel)}
+        existing_elsewhere = existing - carried
+    seen_in_file: set[str] = set()
+    exact_duplicates = 0
+    first: list[bool] = []
+    for pid in paper_ids:
+        if pid in existing_elsewhere or pid in seen_in_file:
+            exact_duplicates += 1
+        first.append(pid is not None and pid not in existing and pid not in seen_in_file)
+        seen_in_file.add(pid)
+    return good, existing, first, exact_duplicates

@@ -44,18 +44,14 @@ from paperwatch.db.batches import (
 )
 from paperwatch.db.duplicates import update_near_duplicates
 from paperwatch.db.load import (
-    FileOutcome,
-    IngestSummary,
-    RunContext,
-    finish_run,
     known_content_sizes,
     known_sequence_numbers,
     known_stats,
     recognise_known_content,
     record_ignored,
     recorded_sequence_numbers,
-    start_run,
 )
+from paperwatch.db.runs import FileOutcome, IngestSummary, RunContext, finish_run, start_run
 from paperwatch.db.trends import update_paper_terms
 from paperwatch.db.writer_lock import holds_writer_lock
 from paperwatch.flows.snapshot import publish_after_run
@@ -395,7 +391,7 @@ def ingest_listings(
             its swap).
 
     Returns:
-        The run's :class:`~paperwatch.db.load.IngestSummary`.
+        The run's :class:`~paperwatch.db.runs.IngestSummary`.
     """
     settings = load_settings(watch_dir=folder, database=database)
     logger = get_run_logger()

@@ -15,7 +15,6 @@ from prefect import flow, get_run_logger
 
 from paperwatch import db
 from paperwatch.clock import now_utc
-from paperwatch.db.load import IngestSummary
 from paperwatch.db.rebuild import (
     CARRIED,
     CarryoverResult,
@@ -25,6 +24,7 @@ from paperwatch.db.rebuild import (
     remove_partial,
     swap_into_place,
 )
+from paperwatch.db.runs import IngestSummary
 from paperwatch.db.writer_lock import lock_path, writer_lock
 from paperwatch.flows.ingest import ingest_listings
 from paperwatch.flows.snapshot import publish_after_run

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paperwatch.db.load import IngestSummary
+from paperwatch.db.runs import IngestSummary
 
 #: Artifact key of the ingestion run's file table.
 INGEST_ARTIFACT_KEY = "ingest-listings-files"
