@@ -15,7 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.ingest.files import ListingFileStat, prepare_file
+from paperwatch.ingest.frames import entries_frame, files_frame
 from paperwatch.ingest.validate import validate_frame, validate_frame_in_one_run
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"

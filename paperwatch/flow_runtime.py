@@ -24,6 +24,7 @@ from paperwatch.exits import fail
 
 if TYPE_CHECKING:
     from paperwatch.prefect_server import TemporaryServer
+    from paperwatch.settings import Settings
 
 #: Seconds of waiting for Prefect's temporary server to answer (Prefect's default: 20). The
 #: server paperwatch starts itself is waited on while it makes progress: this bounds the
@@ -381,9 +382,29 @@ class _LogFile(logging.FileHandler):
         self.setLevel(logging.CRITICAL + 1)
 
 
+def _open_log_file(log_path: Path | None) -> logging.Handler | None:
+    """A handler appending to ``log_path`` (its folder made), or None when there is no log
+    file or it cannot be opened (a read-only folder: the terminal still says what failed)."""
+    if log_path is None:
+        return None
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        handler = _LogFile(log_path, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    return handler
+
+
+def _traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(exc))
+
+
 @contextmanager
 def short_run_errors(
-    *expected: type[BaseException], settings: object | None = None
+    *expected: type[BaseException], settings: Settings | None = None
 ) -> Iterator[None]:
     """Around a flow run of the command line: one error, one line.
 
@@ -395,26 +416,11 @@ def short_run_errors(
     paperwatch itself) ends in one ``error:`` line naming it and the log file, which holds
     its traceback (``--debug`` raises it instead).
     """
-    import traceback
-
-    from paperwatch.settings import Settings
-
-    log_path = settings.log_path if isinstance(settings, Settings) else None
+    log_path = settings.log_path if settings is not None else None
     root = logging.getLogger()
-    file_handler: logging.Handler | None = None
-    if log_path is not None:
-        try:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = _LogFile(log_path, encoding="utf-8")
-        except OSError:
-            file_handler = (
-                None  # no log file (read-only folder): the terminal still says what failed
-            )
-        else:
-            file_handler.setFormatter(
-                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-            )
-            root.addHandler(file_handler)
+    file_handler = _open_log_file(log_path)
+    if file_handler is not None:
+        root.addHandler(file_handler)
     filters: list[tuple[logging.Handler, _HoldErrors]] = []
     for handler in _console_handlers():
         if _not_shutdown_noise not in handler.filters:  # kept until exit, where it is logged
@@ -436,13 +442,7 @@ def short_run_errors(
         if file_handler is not None:
             file_handler.emit(
                 logging.LogRecord(
-                    "paperwatch.cli",
-                    logging.ERROR,
-                    __file__,
-                    0,
-                    "".join(traceback.format_exception(exc)),
-                    None,
-                    None,
+                    "paperwatch.cli", logging.ERROR, __file__, 0, _traceback(exc), None, None
                 )
             )
         if show_debug:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from paperwatch.ingest import clean, parse
 from paperwatch.ingest import names as method_names
-from paperwatch.ingest.files import string_lists
+from paperwatch.ingest.frames import string_lists
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 

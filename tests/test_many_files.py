@@ -27,7 +27,8 @@ from paperwatch.db.batches import (
     prepare_files,
     split_results,
 )
-from paperwatch.ingest.files import ENTRY_SCHEMA, ListingFileStat, scan_folder
+from paperwatch.ingest.files import ListingFileStat, scan_folder
+from paperwatch.ingest.frames import ENTRY_SCHEMA
 from paperwatch.ingest.validate import ExpectationResult, SuiteResult
 from paperwatch.ingest.workers import FAULT_ENV
 
@@ -290,7 +291,9 @@ def test_the_validation_frame_is_the_frame_of_its_columns() -> None:
     assert mixed.equals(pl.DataFrame(columns, schema=writes.VALIDATION_SCHEMA))
     assert mixed["validated_at"].n_unique() == 2
     empty = {name: [] for name in columns}
-    assert writes.validation_frame(empty).equals(pl.DataFrame(empty, schema=writes.VALIDATION_SCHEMA))
+    assert writes.validation_frame(empty).equals(
+        pl.DataFrame(empty, schema=writes.VALIDATION_SCHEMA)
+    )
 
 
 def test_workers_compute_the_signatures_the_loader_would(

@@ -2,7 +2,7 @@
 
 The pipeline of one file, as a worker runs it: bytes → decode and parse → clean
 (:func:`paperwatch.ingest.files.prepare_file`) → the rows the suites check
-(:func:`~paperwatch.ingest.files.files_frame`, :func:`~paperwatch.ingest.files.entries_frame`) →
+(:func:`~paperwatch.ingest.frames.files_frame`, :func:`~paperwatch.ingest.frames.entries_frame`) →
 terms (:func:`~paperwatch.db.batches.batch_terms`) → shingles, MinHash, LSH bands and
 near-duplicate pairs (:func:`~tests.near_duplicates.find_near_duplicates`).
 
@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from paperwatch.analysis.duplicates import PaperText, shingle_hash_sets, shingles
 from paperwatch.db.batches import batch_terms
-from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.ingest.files import ListingFileStat, prepare_file
+from paperwatch.ingest.frames import entries_frame, files_frame
 from paperwatch.settings import DedupSettings
 from tests.near_duplicates import find_near_duplicates
 

@@ -16,7 +16,8 @@ import pytest
 
 from paperwatch.analysis.duplicates import shingle_hash_sets, shingles
 from paperwatch.analysis.terms import extract_terms
-from paperwatch.ingest.files import entries_frame, prepare_file, scan_folder
+from paperwatch.ingest.files import prepare_file, scan_folder
+from paperwatch.ingest.frames import entries_frame
 
 DATA = Path(__file__).resolve().parent / "data"
 SHORT_RUNS = DATA / "mixed_cjk_short_runs.txt"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from paperwatch.ingest.clean import clean_abstract, strip_abstract_label
-from paperwatch.ingest.files import ListingFileStat, entries_frame, files_frame, prepare_file
+from paperwatch.ingest.files import ListingFileStat, prepare_file
+from paperwatch.ingest.frames import entries_frame, files_frame
 from paperwatch.ingest.parse import parse_header, parse_listing
 from paperwatch.ingest.shapes import (
     ENTRY_SHAPES,

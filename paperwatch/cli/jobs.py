@@ -295,13 +295,8 @@ def release_quarantined(
 def build_data_docs(settings: Settings) -> tuple[int, int, Path]:
     """Great Expectations Data Docs of the folder's files, validated as ingestion does
     without loading anything: ``(files, entries, index.html path)``."""
-    from paperwatch.ingest.files import (
-        entries_frame,
-        files_frame,
-        prepare_file,
-        read_listing_file,
-        scan_folder,
-    )
+    from paperwatch.ingest.files import prepare_file, read_listing_file, scan_folder
+    from paperwatch.ingest.frames import entries_frame, files_frame
     from paperwatch.ingest.validate import build_data_docs as build
     from paperwatch.ingest.validate import validate_frame
 

@@ -46,10 +46,8 @@ from paperwatch.db.load import CheckedFile, load_file, quarantine_unprepared
 from paperwatch.db.runs import FileOutcome, RunContext
 from paperwatch.db.trends import store_new_paper_terms
 from paperwatch.db.writes import BatchWrites, existing_paper_ids
-from paperwatch.ingest.files import (
-    ListingFileStat,
-    files_frame,
-)
+from paperwatch.ingest.files import ListingFileStat
+from paperwatch.ingest.frames import files_frame
 from paperwatch.ingest.prepare import (
     TERMS_SCHEMA,
     PreparedBatch,
@@ -120,7 +118,7 @@ class CheckedBatch:
     and its failing rows; a plain object is one leaf.
 
     Attributes:
-        files: :func:`~paperwatch.ingest.files.files_frame` of the batch's prepared files.
+        files: :func:`~paperwatch.ingest.frames.files_frame` of the batch's prepared files.
         file_checks: the ``listing_files`` suite over :attr:`files`.
         entries: the entries of the files that passed it (file then position order).
         entry_checks: the ``papers`` suite over :attr:`entries`.
@@ -655,7 +653,7 @@ def check_batch(
         batch: from :func:`prepare_batch`.
         sequence_numbers: sequence numbers recorded before this batch (for gaps).
         contents: sha256 of the files recorded before this batch in the same run (a copy
-            of one fills no gap: :func:`~paperwatch.ingest.files.files_frame`).
+            of one fills no gap: :func:`~paperwatch.ingest.frames.files_frame`).
     """
     files = files_frame(batch.prepared, sequence_numbers, contents)
     file_checks = validate_frame(files, "listing_files")

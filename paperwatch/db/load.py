@@ -55,8 +55,8 @@ from paperwatch.ingest.validate import ExpectationResult, SuiteResult, failure_r
 class CheckedFile:
     """One file's rows of the suite batches and the suite results restricted to them.
 
-    ``file_row`` is its one-row slice of :func:`paperwatch.ingest.files.files_frame`;
-    ``entries`` its rows of :func:`paperwatch.ingest.files.entries_frame` (position order).
+    ``file_row`` is its one-row slice of :func:`paperwatch.ingest.frames.files_frame`;
+    ``entries`` its rows of :func:`paperwatch.ingest.frames.entries_frame` (position order).
     """
 
     file_row: pl.DataFrame
@@ -133,34 +133,17 @@ def recognise_known_content(
     run: RunContext,
 ) -> list[FileOutcome]:
     """Record, without parsing them, the files whose bytes are recorded already, in one
-    transaction (content, not paths: a moved or copied folder costs reading and hashing).
+    transaction (a moved or copied folder costs reading and hashing, not parsing).
 
-    For each ``(stat, sha256)`` of ``hashed``, in order:
-
-    - the latest version recorded at ``stat.rel`` has these bytes: ``unchanged``, its
-      size and mtime refreshed (a folder copied or moved as a whole and watched at its
-      new place: the paths relative to it are the same);
-    - the bytes are recorded at another path that is in ``present`` (the scan's
-      paths): a ``duplicate`` row pointing at that file (``same bytes as …``), as a
-      copy found after parsing would be;
-    - the bytes are recorded at another path that is no longer there: a ``moved`` row
-      pointing at the file (``duplicate_of``, reason ``moved from …``), which adds no
-      entries, papers or listing files to the report;
-    - otherwise the file is not recognised (returned nothing for it): it is prepared.
-
-    Venue, year, header, entry count, format and its reason of a new row are the
-    original's (same bytes, same parse), as when the copy is found after parsing. Files recorded by a paperwatch version whose preparation failed
-    (``internal_error``) are not originals: those files are read again.
-
-    Args:
-        con: a read-write connection with the schema applied.
-        hashed: files and their sha256 (:func:`paperwatch.ingest.files.hash_listing_files`).
-        present: the ``rel`` of every file of this scan.
-        run: the run's id and clock.
+    Each ``(stat, sha256)`` of ``hashed`` is ``unchanged`` (the latest version at its path
+    has these bytes; stat refreshed), a ``duplicate`` (the bytes are recorded at another
+    path in ``present``, the scan's paths), ``moved`` (recorded at a path no longer there),
+    or not recognised (nothing returned: it is prepared). New rows take venue, year,
+    header, entry count and format from the original; files whose preparation failed
+    (``internal_error``) are no originals. Rules: docs/design.md, "Files known by content".
 
     Returns:
-        A :class:`FileOutcome` per recognised file (status ``unchanged``, ``duplicate`` or
-        ``moved``), in the order of ``hashed``.
+        A :class:`FileOutcome` per recognised file, in the order of ``hashed``.
 
     Raises:
         duckdb.Error: the transaction failed and was rolled back (nothing recorded).

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from paperwatch import db
-from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.clean import CleanAbstract, clean_abstract
 
 
 class QuarantineError(ValueError):
@@ -65,85 +65,73 @@ def release_entry(
         QuarantineError: no such row, a whole file, already released, a record without
             an abstract, or nothing left of the entry once markup is removed.
     """
-    row = con.execute(
-        "select kind, file_id, path, position, line, raw_text, released_at, released_by, reasons "
-        "from quarantine where quarantine_id = ?",
-        [quarantine_id],
-    ).fetchone()
-    if row is None:
+    rows = db.query(con, "quarantined_item", quarantine_id=quarantine_id)
+    if not rows:
         raise QuarantineError(
             f"no quarantined item #{quarantine_id} (see `paperwatch quarantine list`)"
         )
-    kind, file_id, path, position, line, raw_text, released_at, released_by, reasons = row
-    if released_at is not None:
-        raise QuarantineError(
-            f"#{quarantine_id} was already released by {released_by} on {released_at:%Y-%m-%d %H:%M}"
+    item = rows[0]
+    cleaned = _releasable(quarantine_id, item)
+    entry = {"file_id": item["file_id"], "position": item["position"]}
+    with db.transaction(con):
+        new_paper = db.query(
+            con,
+            "release_paper",
+            **entry,
+            paper_id=cleaned.paper_id,
+            abstract=cleaned.abstract,
+            abstract_raw=item["raw_text"],
+            method_name=cleaned.method_name,
+            first_sentence=cleaned.first_sentence,
+            word_count=cleaned.word_count,
+            code_urls=list(cleaned.code_urls),
+            venue=item["venue"],
+            year=item["year"],
+            at=at,
+            week=week,
         )
-    if kind != "entry":
+        db.query(
+            con,
+            "release_occurrence",
+            **entry,
+            line=item["line"],
+            paper_id=cleaned.paper_id,
+            raw_text=item["raw_text"],
+            run_id=f"release-{quarantine_id}",
+            listed_number=cleaned.listed_number,
+        )
+        db.query(con, "mark_released", quarantine_id=quarantine_id, at=at, by=by, note=note)
+        db.query(con, "count_released_entry", file_id=item["file_id"])
+    return Release(quarantine_id, item["path"], item["position"], cleaned.paper_id, bool(new_paper))
+
+
+def _releasable(quarantine_id: int, item: dict[str, Any]) -> CleanAbstract:
+    """The cleaned abstract of a quarantine row that can be released.
+
+    Raises:
+        QuarantineError: already released, a whole file, a record without an abstract,
+            or no text left once markup is removed.
+    """
+    path, line, reasons = item["path"], item["line"], item["reasons"] or []
+    if item["released_at"] is not None:
+        raise QuarantineError(
+            f"#{quarantine_id} was already released by {item['released_by']} on "
+            f"{item['released_at']:%Y-%m-%d %H:%M}"
+        )
+    if item["kind"] != "entry":
         raise QuarantineError(
             f"#{quarantine_id} is a whole file ({path}: {'; '.join(reasons)}); fix the file and "
             "put it in the watched folder again: it is then loaded as a new version of the listing"
         )
-    if "no abstract" in (reasons or []):
+    if "no abstract" in reasons:
         raise QuarantineError(
             f"#{quarantine_id} ({path}:{line}) is a record without an abstract: there is no "
             "abstract to load (its title alone is not a paper); add the abstract to the "
             "listing and put the file in the watched folder again"
         )
-    cleaned = clean_abstract(raw_text or "")
+    cleaned = clean_abstract(item["raw_text"] or "")
     if not cleaned.abstract:
         raise QuarantineError(
             f"#{quarantine_id} ({path}:{line}) has no text left once markup is removed"
         )
-    header = con.execute(
-        "select venue, year from listing_files where file_id = ?", [file_id]
-    ).fetchone()
-    venue, year = header if header else (None, None)
-    with db.transaction(con):
-        exists = con.execute(
-            "select 1 from papers where paper_id = ?", [cleaned.paper_id]
-        ).fetchone()
-        if exists is None:
-            con.execute(
-                "insert into papers (paper_id, abstract, abstract_raw, method_name, first_sentence, "
-                "word_count, code_urls, venue, year, first_file_id, first_position, first_seen, "
-                "first_seen_week) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    cleaned.paper_id,
-                    cleaned.abstract,
-                    raw_text,
-                    cleaned.method_name,
-                    cleaned.first_sentence,
-                    cleaned.word_count,
-                    list(cleaned.code_urls),
-                    venue,
-                    year,
-                    file_id,
-                    position,
-                    at,
-                    week,
-                ],
-            )
-        con.execute(
-            "insert into paper_occurrences (file_id, position, line, paper_id, raw_text, run_id, "
-            "listed_number) values (?, ?, ?, ?, ?, ?, ?)",
-            [
-                file_id,
-                position,
-                line,
-                cleaned.paper_id,
-                raw_text,
-                f"release-{quarantine_id}",
-                cleaned.listed_number,
-            ],
-        )
-        con.execute(
-            "update quarantine set released_at = ?, released_by = ?, release_note = ? where quarantine_id = ?",
-            [at, by, note, quarantine_id],
-        )
-        con.execute(
-            "update listing_files set entries_loaded = entries_loaded + 1, "
-            "entries_quarantined = entries_quarantined - 1 where file_id = ?",
-            [file_id],
-        )
-    return Release(quarantine_id, path, position, cleaned.paper_id, exists is None)
+    return cleaned

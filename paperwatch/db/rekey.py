@@ -104,6 +104,33 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
     ).pl()
     cleaned = _cleaned([row[3] for row in occurrences] + papers["abstract_raw"].to_list())
 
+    occurrences_changed = _update_occurrences(con, occurrences, cleaned)
+    changed, old_ids = _recomputed_papers(papers, cleaned)
+    if changed.height == 0:
+        return RekeyResult(occurrences_changed, 0, 0, 0)
+    merged, dropped = _replace_papers(con, changed, old_ids)
+    result = RekeyResult(
+        occurrences_changed=occurrences_changed,
+        papers_changed=changed.height,
+        papers_merged=merged,
+        derived_rows_dropped=dropped,
+    )
+    log.info(
+        "identity rules v2: %d entries and %d papers re-keyed, %d papers merged",
+        result.occurrences_changed,
+        result.papers_changed,
+        result.papers_merged,
+    )
+    return result
+
+
+def _update_occurrences(
+    con: duckdb.DuckDBPyConnection,
+    occurrences: list[tuple[int, int, str, str]],
+    cleaned: dict[str, CleanAbstract],
+) -> int:
+    """Give each ``(file_id, position, paper_id, raw_text)`` occurrence the ``paper_id`` and
+    ``listed_number`` of its cleaned text; the number of rows updated."""
     updates = [
         (file_id, position, cleaned[raw].paper_id, cleaned[raw].listed_number)
         for file_id, position, old, raw in occurrences
@@ -119,23 +146,25 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
             "update paper_occurrences as o set paper_id = u.new_id, listed_number = u.n "
             "from upd as u where o.file_id = u.file_id and o.position = u.position"
         )
+    return len(updates)
 
+
+def _recomputed_papers(
+    papers: pl.DataFrame, cleaned: dict[str, CleanAbstract]
+) -> tuple[pl.DataFrame, list[str]]:
+    """The rows of ``papers`` whose fields change when recomputed from ``abstract_raw``
+    (recomputed), and their old ids (same order)."""
+
+    def mapped(field: str) -> dict[str, object]:
+        return {raw: getattr(c, field) for raw, c in cleaned.items()}
+
+    raw = pl.col("abstract_raw")
     recomputed = papers.with_columns(
-        paper_id=pl.col("abstract_raw").replace_strict(
-            {raw: c.paper_id for raw, c in cleaned.items()}
-        ),
-        abstract=pl.col("abstract_raw").replace_strict(
-            {raw: c.abstract for raw, c in cleaned.items()}
-        ),
-        method_name=pl.col("abstract_raw").replace_strict(
-            {raw: c.method_name for raw, c in cleaned.items()}, return_dtype=pl.String
-        ),
-        first_sentence=pl.col("abstract_raw").replace_strict(
-            {raw: c.first_sentence for raw, c in cleaned.items()}
-        ),
-        word_count=pl.col("abstract_raw")
-        .replace_strict({raw: c.word_count for raw, c in cleaned.items()})
-        .cast(pl.Int32),
+        paper_id=raw.replace_strict(mapped("paper_id")),
+        abstract=raw.replace_strict(mapped("abstract")),
+        method_name=raw.replace_strict(mapped("method_name"), return_dtype=pl.String),
+        first_sentence=raw.replace_strict(mapped("first_sentence")),
+        word_count=raw.replace_strict(mapped("word_count")).cast(pl.Int32),
     )
     changed_mask = (
         (recomputed["paper_id"] != papers["paper_id"])
@@ -144,10 +173,15 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
         | (recomputed["first_sentence"] != papers["first_sentence"])
         | (recomputed["word_count"] != papers["word_count"])
     )
-    changed = recomputed.filter(changed_mask)
-    old_ids = papers.filter(changed_mask)["paper_id"].to_list()
-    if changed.height == 0:
-        return RekeyResult(len(updates), 0, 0, 0)
+    return recomputed.filter(changed_mask), papers.filter(changed_mask)["paper_id"].to_list()
+
+
+def _replace_papers(
+    con: duckdb.DuckDBPyConnection, changed: pl.DataFrame, old_ids: list[str]
+) -> tuple[int, int]:
+    """Replace the touched papers (old and new ids) by ``changed`` merged with rows already
+    stored under a new id (the earliest first-seen row of each id is kept), and delete
+    their derived rows; ``(papers merged away, derived rows deleted)``."""
     new_ids = changed["paper_id"].unique().to_list()
     touched = pl.DataFrame(  # noqa: F841 (read by DuckDB)
         {"paper_id": sorted(set(old_ids) | set(new_ids))}
@@ -177,16 +211,4 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
         "or duplicate_of in (select paper_id from touched)"
     ).fetchone()
     dropped += int(row[0]) if row else 0
-    result = RekeyResult(
-        occurrences_changed=len(updates),
-        papers_changed=changed.height,
-        papers_merged=changed.height + others.height - merged.height,
-        derived_rows_dropped=dropped,
-    )
-    log.info(
-        "identity rules v2: %d entries and %d papers re-keyed, %d papers merged",
-        result.occurrences_changed,
-        result.papers_changed,
-        result.papers_merged,
-    )
-    return result
+    return changed.height + others.height - merged.height, dropped

@@ -408,7 +408,6 @@ def ingest_listings(
     try:
         pending = scan_listing_files(settings, run)
         scan, numbers = pending.scan, set(pending.sequence_numbers)
-        contents: set[str] = set()  # sha256 of the files this run recorded
         summary.files_seen = len(scan.files)
         summary.files_unchanged = len(scan.files) - len(pending.changed)
         summary.ignored = pending.newly_ignored
@@ -431,64 +430,7 @@ def ingest_listings(
             )
         if leftover["unsketched"]:
             summary.near_duplicates += sketch_new_papers(settings, run)
-        done = 0
-        started = time.monotonic()
-        pending_bytes = sum(f.size for f in changed)
-        with bulk_session(
-            settings.database, settings.lock_timeout_s, pending_bytes, settings.bulk_memory_limit_mb
-        ):
-            with _Stage(settings, pending_bytes) as stage, BatchGarbage() as garbage:
-                batches = plan_batches(
-                    changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
-                )
-                pending_read = stage.read(batches[0]) if batches else []
-                for number, batch in enumerate(batches):
-                    read = stage.collect(pending_read)
-                    # Read the next batch while this one is validated and loaded.
-                    pending_read = (
-                        stage.read(batches[number + 1]) if number + 1 < len(batches) else []
-                    )
-                    for rel, reason in read.vanished:
-                        logger.warning("%s: %s", rel, reason)
-                        summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
-                    checked = stage.validate(read, numbers, contents)
-                    outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
-                    new_papers = 0
-                    for outcome in outcomes:
-                        summary.add(outcome)
-                        new_papers += outcome.new_papers
-                    numbers |= recorded_sequence_numbers(outcomes)
-                    contents |= {f.sha256 for f in read.prepared}  # a later copy is a duplicate
-                    signatures = new_paper_signatures(read, outcomes)
-                    added = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
-                    del read, checked
-                    if new_papers:  # sketched per batch, compared once below
-                        summary.near_duplicates += sketch_new_papers(
-                            settings, run, _whole(signatures), _whole(added)
-                        )
-                    del signatures, added
-                    garbage.collect()  # the batch's future sits in a reference cycle
-                    done += len(batch)
-                    logger.info(
-                        "progress: %d/%d files, %d entries, %d new papers (%.0f s)",
-                        done,
-                        len(changed),
-                        summary.entries,
-                        summary.new_papers,
-                        time.monotonic() - started,
-                    )
-            # After the workers stopped (their memory is free): one comparison of all the
-            # papers sketched, not one per batch over a database that grows.
-            if summary.new_papers or leftover["unsketched"] or leftover["uncompared"]:
-                compared = time.monotonic()
-                pairs = compare_near_duplicates(settings, run)
-                summary.near_duplicates += pairs
-                logger.info(
-                    "near-duplicates: %d new %s (%.1f s)",
-                    pairs,
-                    "pair" if pairs == 1 else "pairs",
-                    time.monotonic() - compared,
-                )
+        _load_changed_files(settings, run, changed, numbers, leftover, summary)
         if summary.new_papers or leftover["unextracted"]:
             # Terms came with the batches; this catches any paper left.
             extract_paper_terms(settings)
@@ -500,10 +442,111 @@ def ingest_listings(
         raise
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         finish_run(con, run.run_id, summary.run_counts(), now_utc())
-    snapshot = settings.snapshot_path
     completed_leftovers = any(
         leftover[kind] for kind in ("unsketched", "uncompared", "unextracted")
     )
+    _publish_run(settings, run, summary, completed_leftovers, publish_snapshot)
+    return summary
+
+
+def _load_changed_files(
+    settings: Settings,
+    run: RunContext,
+    changed: list[ListingFileStat],
+    numbers: set[int],
+    leftover: dict[str, Any],
+    summary: IngestSummary,
+) -> None:
+    """Read, validate and load ``changed`` in batches (the next batch read while one is
+    loaded), counting into ``summary``; then compare the new papers' near duplicates once."""
+    logger = get_run_logger()
+    contents: set[str] = set()  # sha256 of the files this run recorded
+    done = 0
+    started = time.monotonic()
+    pending_bytes = sum(f.size for f in changed)
+    with bulk_session(
+        settings.database, settings.lock_timeout_s, pending_bytes, settings.bulk_memory_limit_mb
+    ):
+        with _Stage(settings, pending_bytes) as stage, BatchGarbage() as garbage:
+            batches = plan_batches(
+                changed, settings.batch_files, settings.batch_bytes, ramp=stage.overlaps
+            )
+            pending_read = stage.read(batches[0]) if batches else []
+            for number, batch in enumerate(batches):
+                read = stage.collect(pending_read)
+                # Read the next batch while this one is validated and loaded.
+                pending_read = stage.read(batches[number + 1]) if number + 1 < len(batches) else []
+                new = _load_batch(settings, run, stage, read, numbers, contents, summary)
+                del read
+                if new is not None:  # sketched per batch, compared once after the last batch
+                    summary.near_duplicates += sketch_new_papers(
+                        settings, run, _whole(new[0]), _whole(new[1])
+                    )
+                del new
+                garbage.collect()  # the batch's future sits in a reference cycle
+                done += len(batch)
+                logger.info(
+                    "progress: %d/%d files, %d entries, %d new papers (%.0f s)",
+                    done,
+                    len(changed),
+                    summary.entries,
+                    summary.new_papers,
+                    time.monotonic() - started,
+                )
+        # After the workers stopped (their memory is free): one comparison of all the
+        # papers sketched, not one per batch over a database that grows.
+        if summary.new_papers or leftover["unsketched"] or leftover["uncompared"]:
+            compared = time.monotonic()
+            pairs = compare_near_duplicates(settings, run)
+            summary.near_duplicates += pairs
+            logger.info(
+                "near-duplicates: %d new %s (%.1f s)",
+                pairs,
+                "pair" if pairs == 1 else "pairs",
+                time.monotonic() - compared,
+            )
+
+
+def _load_batch(
+    settings: Settings,
+    run: RunContext,
+    stage: _Stage,
+    read: PreparedBatch,
+    numbers: set[int],
+    contents: set[str],
+    summary: IngestSummary,
+) -> tuple[Any, list[str]] | None:
+    """Validate and load one read batch, counting into ``summary``; ``numbers`` and
+    ``contents`` gain the batch's sequence numbers and sha256 (a later copy is a duplicate).
+    Returns the new papers' signatures and ids to sketch, or None when there are none."""
+    logger = get_run_logger()
+    for rel, reason in read.vanished:
+        logger.warning("%s: %s", rel, reason)
+        summary.add(FileOutcome(rel=rel, status="vanished", reason=reason))
+    checked = stage.validate(read, numbers, contents)
+    outcomes = load_listing_files(settings, _whole(read), _whole(checked), run)
+    new_papers = 0
+    for outcome in outcomes:
+        summary.add(outcome)
+        new_papers += outcome.new_papers
+    numbers |= recorded_sequence_numbers(outcomes)
+    contents |= {f.sha256 for f in read.prepared}
+    if not new_papers:
+        return None
+    added = [pid for outcome in outcomes for pid in outcome.new_paper_ids]
+    return new_paper_signatures(read, outcomes), added
+
+
+def _publish_run(
+    settings: Settings,
+    run: RunContext,
+    summary: IngestSummary,
+    completed_leftovers: bool,
+    publish_snapshot: bool,
+) -> None:
+    """After a completed run: the analysts' snapshot (when the run wrote, finished work
+    left by an earlier one, or there is no snapshot yet) and the run's artifacts."""
+    snapshot = settings.snapshot_path
     if publish_snapshot and (
         summary.changed_anything
         or completed_leftovers
@@ -513,4 +556,3 @@ def ingest_listings(
     publish_ingest_artifact(_whole(summary))
     if summary.changed_anything:
         publish_quality_artifacts(settings, run)
-    return summary

@@ -22,14 +22,13 @@ from polars.exceptions import PanicException
 
 from paperwatch.analysis.terms import abstract_key, extract_terms
 from paperwatch.ingest.files import (
-    ENTRY_SCHEMA,
     FileReplacedError,
     ListingFileStat,
     PreparedFile,
-    entries_frame,
     prepare_file,
     read_listing_file,
 )
+from paperwatch.ingest.frames import ENTRY_SCHEMA, entries_frame
 from paperwatch.ingest.workers import (
     exception_summary,
     file_done,
@@ -139,7 +138,7 @@ class PreparedBatch:
     Attributes:
         prepared: the files that could be read (see :class:`~paperwatch.ingest.files.PreparedFile`).
         entries: ``entries_frame(prepared)``: one frame of every entry of ``prepared``
-            (columns of :data:`~paperwatch.ingest.files.ENTRY_SCHEMA`, in file then position
+            (columns of :data:`~paperwatch.ingest.frames.ENTRY_SCHEMA`, in file then position
             order; the ``file`` column is the file's ``rel``; no rows for a file that is
             not text). One frame per worker chunk rather than one per file: 20,000
             one-entry files are a few frames to build, pickle and concatenate, not 20,000.
@@ -194,7 +193,7 @@ class PreparedBatch:
 
 
 def entries_by_file(entries: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """``entries`` (an :func:`~paperwatch.ingest.files.entries_frame`) split by its ``file``
+    """``entries`` (an :func:`~paperwatch.ingest.frames.entries_frame`) split by its ``file``
     column in one pass (``partition_by``): ``{rel: that file's rows}``, rows in order."""
     if entries.is_empty():
         return {}

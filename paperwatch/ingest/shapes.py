@@ -4,8 +4,8 @@ Pure functions. They name a shape (a Markdown heading, a BibTeX record, a list o
 titles, a chatbot's reply, a Git LFS pointer, …); whether that shape is loaded,
 quarantined or reported is policy, and lives in the expectation suites
 (``expectations/papers.json`` checks the ``looks_like`` column of
-:func:`paperwatch.ingest.files.entries_frame`, ``expectations/listing_files.json`` the
-``lfs_pointer`` and ``format_note`` columns of :func:`paperwatch.ingest.files.files_frame`).
+:func:`paperwatch.ingest.frames.entries_frame`, ``expectations/listing_files.json`` the
+``lfs_pointer`` and ``format_note`` columns of :func:`paperwatch.ingest.frames.files_frame`).
 The rules and where they come from: docs/data-quality.md.
 
 Entry shapes (the values of :data:`ENTRY_SHAPES`, in the order they are tried):
@@ -381,20 +381,9 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     Returns:
         One of :data:`ENTRY_SHAPES` (the first that applies, in that order), or None.
     """
-    head = text[:1] if not text[:1].isspace() else text.lstrip()[:1]
-    if head == "@" and _BIBTEX.match(text):
-        return "bibtex"
-    if head.isupper() and _RIS.match(text) and "  - " in text[5:]:
-        return "ris"
-    if head and head in "{[":
-        if _JSON.match(text):
-            return "json"
-        if _PYTHON.match(text):
-            return "python_literal"
-    elif head.isupper() and _PYTHON.match(text) and _SECOND_KEYWORD.search(text, 0, 400):
-        return "python_literal"
-    if head == "<" and _MARKUP.match(text):
-        return "markup"
+    record = _record_shape(text)
+    if record is not None:
+        return record
     lines = entry_lines(text, line_breaks)
     if _is_delimited(lines) or ('",' in text[:450] and _CSV_ROW.match(text)):
         return "delimited"
@@ -414,16 +403,41 @@ def entry_shape(text: str, line_breaks: Sequence[int] = ()) -> str | None:
     for shape in _LINE_SHAPES:
         if shape in found:
             return shape
+    return _title_shape(text, lines)
+
+
+def _record_shape(text: str) -> str | None:
+    """``bibtex``, ``ris``, ``json``, ``python_literal`` or ``markup`` for an entry that is a
+    record of another format, else None."""
+    head = text[:1] if not text[:1].isspace() else text.lstrip()[:1]
+    if head == "@" and _BIBTEX.match(text):
+        return "bibtex"
+    if head.isupper() and _RIS.match(text) and "  - " in text[5:]:
+        return "ris"
+    if head and head in "{[":
+        if _JSON.match(text):
+            return "json"
+        if _PYTHON.match(text):
+            return "python_literal"
+    elif head.isupper() and _PYTHON.match(text) and _SECOND_KEYWORD.search(text, 0, 400):
+        return "python_literal"
+    if head == "<" and _MARKUP.match(text):
+        return "markup"
+    return None
+
+
+def _title_shape(text: str, lines: list[str]) -> str | None:
+    """``title_list`` for an entry of many title lines (a tenth may be other lines),
+    ``title`` for a short one-title entry, else None."""
     if len(lines) >= _TITLE_LIST_MIN_LINES:
         allowed = len(lines) // 10  # lines that need not be titles (a section name)
         for line in lines:
             if not _is_title_line(line):
                 allowed -= 1
                 if allowed < 0:
-                    break
-        else:
-            return "title_list"
-    elif len(text) <= _TITLE_MAX_CHARS:
+                    return None
+        return "title_list"
+    if len(text) <= _TITLE_MAX_CHARS:
         words = text.split()
         if (
             len(words) <= _SINGLE_TITLE_MAX_WORDS
@@ -491,26 +505,10 @@ def file_format(text: str) -> str | None:
     (``---``), a table row or a metadata line (``**Authors:**``).
     """
     sample = text[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n")
-    if sample.startswith("<"):
-        lowered = sample[:4096].lower()
-        if "<feed" in lowered:
-            return "an Atom feed (.atom)"
-        if "<rss" in lowered:
-            return "an RSS feed (.rss)"
-        if "<html" in lowered or "<!doctype html" in lowered:
-            return "an HTML page (.html)"
-        if lowered.startswith("<?xml"):
-            return "XML (.xml)"
-    if sample[:1] in ("{", "["):
-        try:
-            json.loads(text)
-            return "JSON (.json)"
-        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
-            lines = [line for line in sample.splitlines() if line.strip()]
-            if len(text) > _SNIFF_CHARS:
-                lines = lines[:-1]  # the sample may end in the middle of a line
-            if lines and all(_is_json_record(line) for line in lines[:_SNIFF_JSON_LINES]):
-                return "JSON Lines (.jsonl)"
+    if sample.startswith("<") and (markup := _markup_format(sample)) is not None:
+        return markup
+    if sample[:1] in ("{", "[") and (data := _json_format(text, sample)) is not None:
+        return data
     if "@" in sample and _BIBTEX_LINE.search(sample):
         return "BibTeX (.bib)"
     if sample.startswith("TY  - "):
@@ -526,6 +524,34 @@ def file_format(text: str) -> str | None:
         headings = shapes.count("markdown_heading")
         if headings >= 2 or (headings == 1 and len(set(shapes) - {None}) >= 2):
             return "a Markdown digest (.md)"
+    return None
+
+
+def _markup_format(sample: str) -> str | None:
+    """Atom, RSS, HTML or XML, from the first 4 KiB of a file starting with ``<``."""
+    lowered = sample[:4096].lower()
+    if "<feed" in lowered:
+        return "an Atom feed (.atom)"
+    if "<rss" in lowered:
+        return "an RSS feed (.rss)"
+    if "<html" in lowered or "<!doctype html" in lowered:
+        return "an HTML page (.html)"
+    if lowered.startswith("<?xml"):
+        return "XML (.xml)"
+    return None
+
+
+def _json_format(text: str, sample: str) -> str | None:
+    """JSON (the whole text parses) or JSON Lines (the sample's first lines are records)."""
+    try:
+        json.loads(text)
+        return "JSON (.json)"
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to read
+        lines = [line for line in sample.splitlines() if line.strip()]
+        if len(text) > _SNIFF_CHARS:
+            lines = lines[:-1]  # the sample may end in the middle of a line
+        if lines and all(_is_json_record(line) for line in lines[:_SNIFF_JSON_LINES]):
+            return "JSON Lines (.jsonl)"
     return None
 
 

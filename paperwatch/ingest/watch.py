@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from paperwatch.ingest.files import ListingFileStat, ScanResult, name_ignore_reason, printable_name
 
@@ -224,48 +225,10 @@ def event_files(batch: Sequence[str], limit: int = 100) -> list[str]:
     return [printable_name(rel) for rel in batch[:limit]]
 
 
-def watch_folder(
-    folder: Path,
-    on_batch: Callable[[list[str]], None],
-    quiet_s: float,
-    *,
-    max_wait_s: float | None = 30.0,
-    tick_s: float = 0.2,
-    stop: threading.Event | None = None,
-    catch_up: bool = True,
-) -> None:
-    """Watch ``folder`` (recursively) and call ``on_batch(rels)`` for each batch of settled files.
-
-    Runs until ``stop`` is set (or KeyboardInterrupt). watchdog reports created,
-    modified and moved-in paths; every ``tick_s`` seconds the pending files are
-    stat'ed (so a writer that pauses is noticed even without a new event) and
-    :class:`ArrivalBatcher` decides. ``on_batch`` runs in this thread, so batches
-    never overlap; an exception in it is logged and the loop goes on.
-
-    Args:
-        folder: the watched folder (must exist).
-        on_batch: called with the sorted relative paths of a batch.
-        quiet_s: see :class:`ArrivalBatcher`.
-        max_wait_s: see :class:`ArrivalBatcher`.
-        tick_s: seconds between decisions.
-        stop: set it to end the loop.
-        catch_up: also treat the listing files already in the folder as arrived,
-            so files that landed while the watcher was down are loaded (already
-            loaded files cost the run a stat only).
-
-    Raises:
-        FileNotFoundError / NotADirectoryError: ``folder`` is missing or a file.
-    """
+def _queue_handler(folder: Path, events: queue.SimpleQueue[str]) -> Any:
+    """A watchdog handler putting on ``events`` the relative path of each listing file
+    created, modified or moved in under ``folder``."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
-    from watchdog.observers import Observer
-
-    folder = folder.resolve()
-    if not folder.exists():
-        raise FileNotFoundError(f"watched folder {folder} does not exist")
-    if not folder.is_dir():
-        raise NotADirectoryError(f"watched folder {folder} is not a folder")
-    stop = stop or threading.Event()
-    events: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     class _Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
@@ -280,9 +243,63 @@ def watch_folder(
             if ignore_reason(rel) is None:
                 events.put(rel)
 
+    return _Handler()
+
+
+def _restat(
+    folder: Path, batcher: ArrivalBatcher, events: queue.SimpleQueue[str], now: float
+) -> None:
+    """Stat the paths of the queued events and the batcher's pending files, and tell it."""
+    touched: set[str] = set()
+    while True:
+        try:
+            touched.add(events.get_nowait())
+        except queue.Empty:
+            break
+    for rel in touched | set(batcher.pending()):
+        state = _stat(folder / rel)
+        if state is None:
+            batcher.gone(rel)
+        else:
+            batcher.seen(rel, state, now)
+
+
+def watch_folder(
+    folder: Path,
+    on_batch: Callable[[list[str]], None],
+    quiet_s: float,
+    *,
+    max_wait_s: float | None = 30.0,
+    tick_s: float = 0.2,
+    stop: threading.Event | None = None,
+    catch_up: bool = True,
+) -> None:
+    """Watch ``folder`` (recursively) and call ``on_batch(rels)`` for each batch of settled files.
+
+    Runs until ``stop`` is set (or KeyboardInterrupt). watchdog reports created, modified
+    and moved-in paths; every ``tick_s`` seconds the pending files are stat'ed (a writer
+    that pauses is noticed without a new event) and :class:`ArrivalBatcher` decides, with
+    ``quiet_s`` and ``max_wait_s``. ``on_batch`` (sorted relative paths) runs in this
+    thread, so batches never overlap; an exception in it is logged and the loop goes on.
+    ``catch_up``: the listing files already in the folder count as arrived (files that
+    landed while the watcher was down are loaded).
+
+    Raises:
+        FileNotFoundError / NotADirectoryError: ``folder`` is missing or a file.
+    """
+    from watchdog.observers import Observer
+
+    folder = folder.resolve()
+    if not folder.exists():
+        raise FileNotFoundError(f"watched folder {folder} does not exist")
+    if not folder.is_dir():
+        raise NotADirectoryError(f"watched folder {folder} is not a folder")
+    stop = stop or threading.Event()
+    events: queue.SimpleQueue[str] = queue.SimpleQueue()
+
     batcher = ArrivalBatcher(quiet_s=quiet_s, max_wait_s=max_wait_s)
     observer = Observer()
-    observer.schedule(_Handler(), str(folder), recursive=True)
+    observer.schedule(_queue_handler(folder, events), str(folder), recursive=True)
     observer.start()
     try:
         if catch_up:
@@ -293,18 +310,7 @@ def watch_folder(
                     batcher.seen(rel, state, now)
         while not stop.is_set():
             now = time.monotonic()
-            touched: set[str] = set()
-            while True:
-                try:
-                    touched.add(events.get_nowait())
-                except queue.Empty:
-                    break
-            for rel in touched | set(batcher.pending()):
-                state = _stat(folder / rel)
-                if state is None:
-                    batcher.gone(rel)
-                else:
-                    batcher.seen(rel, state, now)
+            _restat(folder, batcher, events, now)
             batch = batcher.due(now)
             if batch:
                 try:

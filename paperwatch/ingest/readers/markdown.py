@@ -281,107 +281,116 @@ def read_text(text: str, name: str = "<text>") -> Listing:
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _fields_before_rules(_PARSER.parse(text))
     listed = _title_block_papers(tokens)
-    if listed is not None:
-        header_found, papers_found = listed
-        entries = [_entry(position, p) for position, p in enumerate(papers_found, start=1)]
-        line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        return Listing(
-            header=header_found, entries=entries, line_count=line_count, format="markdown"
-        )
-    level = _papers_level(tokens)
-    header: Header | None = None
-    papers: list[_Paper] = []
-    paper: _Paper | None = None
-    details = 0
-    details_abstract = False  # inside a <details> block whose summary says "Abstract"
-    in_heading: int | None = None
-    by_paragraph = level is None and not any(t.type == "hr" for t in tokens)
-    tables = {}
-    for index, token in enumerate(tokens):
-        if token.type == "table_open":
-            rows, _ = _table_rows(tokens, index)
-            columns = _record_columns(rows)
-            if columns is not None:
-                tables[index] = _table_papers(rows, columns)
-    if tables:  # a table of papers: headings are sections, prose is the digest's own
-        level, by_paragraph = 0, False
-    skip_until = -1
-
-    def close() -> None:
-        nonlocal paper
-        if paper is not None and paper.has_content():
-            papers.append(paper)
-        paper = None
-
-    for index, token in enumerate(tokens):
-        if index <= skip_until:
-            continue
-        if token.type == "table_open":
-            close()
-            papers.extend(tables.get(index, []))
-            skip_until = _table_rows(tokens, index)[1]
-            continue
-        if token.type == "html_block":
-            if paper is not None and not details:
-                paper.urls.extend(_HREF.findall(token.content))
-                details_abstract = _details_abstract(paper, token)
-            details += len(_DETAILS_OPEN.findall(token.content))
-            details = max(0, details - len(_DETAILS_CLOSE.findall(token.content)))
-            continue
-        if details:
-            if details_abstract and paper is not None and token.type == "inline" and token.map:
-                at = token.map[0] + 1
-                paper.abstract.extend(
-                    (at + i, ln) for i, ln in enumerate(token.content.split("\n"))
-                )
-            continue
-        if token.type == "hr":
-            if level is None:  # rules separate papers only where headings do not
-                close()
-            continue
-        if token.type == "heading_open":
-            in_heading = int(token.tag[1])
-            continue
-        if token.type == "heading_close":
-            in_heading = None
-            continue
-        if token.type != "inline" or token.map is None:
-            continue
-        first_line = token.map[0] + 1
-        if in_heading is not None:
-            heading, links = _inline_text(token)
-            if level is not None and (in_heading < level or level == 0):
-                close()
-                if header is None and not papers:
-                    header = parse_header(heading)
-                continue
-            if level is not None and in_heading > level:
-                if paper is not None:
-                    _section(paper, heading)
-                continue
-            close()
-            paper = _Paper(line=first_line)
-            number = _TITLE_NUMBER.match(heading)
-            if number:
-                paper.listed_number = int(next(g for g in number.groups() if g))
-                heading = heading[number.end() :]
-            paper.title = heading or None
-            paper.urls.extend(links)
-            continue
-        if _inside_table_or_code(tokens, index):
-            continue
-        if paper is None and level is not None:
-            continue  # the digest's own prose, outside any paper (before the first)
-        if paper is None or by_paragraph:
-            close()
-            paper = _Paper(line=first_line)
-        _paragraph(paper, token, first_line)
-        if by_paragraph:
-            close()
-    close()
+    header, papers = listed if listed is not None else _Walk(tokens).run()
     entries = [_entry(position, p) for position, p in enumerate(papers, start=1)]
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
+
+
+class _Walk:
+    """One pass over a digest's tokens: papers by heading (at the papers' level), by rule,
+    by paragraph, or by table row; the digest's header from a heading above them."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.level = _papers_level(tokens)
+        self.header: Header | None = None
+        self.papers: list[_Paper] = []
+        self.paper: _Paper | None = None
+        self.details = 0
+        self.details_abstract = False  # inside a <details> block whose summary says "Abstract"
+        self.in_heading: int | None = None
+        self.by_paragraph = self.level is None and not any(t.type == "hr" for t in tokens)
+        self.tables: dict[int, list[_Paper]] = {}
+        for index, token in enumerate(tokens):
+            if token.type == "table_open":
+                rows, _ = _table_rows(tokens, index)
+                columns = _record_columns(rows)
+                if columns is not None:
+                    self.tables[index] = _table_papers(rows, columns)
+        if self.tables:  # a table of papers: headings are sections, prose is the digest's own
+            self.level, self.by_paragraph = 0, False
+
+    def close(self) -> None:
+        if self.paper is not None and self.paper.has_content():
+            self.papers.append(self.paper)
+        self.paper = None
+
+    def run(self) -> tuple[Header | None, list[_Paper]]:
+        skip_until = -1
+        for index, token in enumerate(self.tokens):
+            if index <= skip_until:
+                continue
+            if token.type == "table_open":
+                self.close()
+                self.papers.extend(self.tables.get(index, []))
+                skip_until = _table_rows(self.tokens, index)[1]
+            elif token.type == "html_block":
+                self._html(token)
+            elif self.details:
+                self._details_line(token)
+            elif token.type == "hr":
+                if self.level is None:  # rules separate papers only where headings do not
+                    self.close()
+            elif token.type == "heading_open":
+                self.in_heading = int(token.tag[1])
+            elif token.type == "heading_close":
+                self.in_heading = None
+            elif token.type != "inline" or token.map is None:
+                continue
+            elif self.in_heading is not None:
+                self._heading(token, self.in_heading)
+            elif not _inside_table_or_code(self.tokens, index):
+                self._prose(token)
+        self.close()
+        return self.header, self.papers
+
+    def _html(self, token: Token) -> None:
+        if self.paper is not None and not self.details:
+            self.paper.urls.extend(_HREF.findall(token.content))
+            self.details_abstract = _details_abstract(self.paper, token)
+        self.details += len(_DETAILS_OPEN.findall(token.content))
+        self.details = max(0, self.details - len(_DETAILS_CLOSE.findall(token.content)))
+
+    def _details_line(self, token: Token) -> None:
+        paper = self.paper
+        if self.details_abstract and paper is not None and token.type == "inline" and token.map:
+            at = token.map[0] + 1
+            paper.abstract.extend((at + i, ln) for i, ln in enumerate(token.content.split("\n")))
+
+    def _heading(self, token: Token, depth: int) -> None:
+        assert token.map is not None
+        heading, links = _inline_text(token)
+        level = self.level
+        if level is not None and (depth < level or level == 0):
+            self.close()
+            if self.header is None and not self.papers:
+                self.header = parse_header(heading)
+            return
+        if level is not None and depth > level:
+            if self.paper is not None:
+                _section(self.paper, heading)
+            return
+        self.close()
+        paper = self.paper = _Paper(line=token.map[0] + 1)
+        number = _TITLE_NUMBER.match(heading)
+        if number:
+            paper.listed_number = int(next(g for g in number.groups() if g))
+            heading = heading[number.end() :]
+        paper.title = heading or None
+        paper.urls.extend(links)
+
+    def _prose(self, token: Token) -> None:
+        assert token.map is not None
+        first_line = token.map[0] + 1
+        if self.paper is None and self.level is not None:
+            return  # the digest's own prose, outside any paper (before the first)
+        if self.paper is None or self.by_paragraph:
+            self.close()
+            self.paper = _Paper(line=first_line)
+        _paragraph(self.paper, token, first_line)
+        if self.by_paragraph:
+            self.close()
 
 
 #: What may stand before a bold title in its line: an arXiv category tag (``[cs.CL]``).
@@ -428,14 +437,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     before the next title (an interjected paragraph) are an entry of their own; prose
     before the first paper is the digest's own.
     """
-    titled = [
-        i
-        for i, t in enumerate(tokens)
-        if t.type == "inline" and not _inside_table_or_code(tokens, i) and _bold_title(t)
-    ]
-    headings = Counter(int(t.tag[1]) for t in tokens if t.type == "heading_open")
-    most = max(headings.values()) if headings else 0
-    if len(titled) < 2 or len(titled) < 2 * most:
+    if not _title_blocks_dominate(tokens):
         return None
     header: Header | None = None
     papers: list[_Paper] = []
@@ -444,24 +446,17 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     loose: _Paper | None = None
     in_heading = False
 
-    def close() -> None:
-        nonlocal paper, loose, item_level
-        for done in (paper, loose):
-            if done is not None and done.has_content():
-                papers.append(done)
-        paper, loose, item_level = None, None, None
-
     for index, token in enumerate(tokens):
         if token.type == "heading_open":
-            close()
+            _keep(papers, paper, loose)
+            paper, loose, item_level = None, None, None
             in_heading = True
             continue
         if token.type == "heading_close":
             in_heading = False
             continue
-        if token.type == "list_item_close" and item_level is not None and token.level == item_level:
-            if paper is not None and paper.has_content():
-                papers.append(paper)
+        if token.type == "list_item_close" and token.level == item_level:
+            _keep(papers, paper)
             paper, item_level = None, None
             continue
         if token.type != "inline" or token.map is None:
@@ -473,25 +468,51 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         found = _bold_title(token) if item_level is None else None
         if found is not None:
-            close()
-            title, rest = found
-            paper = _Paper(line=line, title=title)
-            paper.urls.extend(_inline_text(token)[1])
-            bare = first_url(rest)
-            if bare:
-                paper.urls.append(bare)
-            opener = tokens[index - 2] if index >= 2 else None
-            if opener is not None and opener.type == "list_item_open":
-                item_level = opener.level
+            _keep(papers, paper, loose)
+            loose = None
+            paper, item_level = _title_paper(tokens, index, found, line)
             continue
         if paper is not None:
             _paragraph(paper, token, line)
-        elif papers:
-            if loose is None:
-                loose = _Paper(line=line)
+        elif papers:  # an interjected block: an entry of its own
+            loose = loose or _Paper(line=line)
             _paragraph(loose, token, line)
-    close()
+    _keep(papers, paper, loose)
     return header, papers
+
+
+def _keep(papers: list[_Paper], *done: _Paper | None) -> None:
+    """Append to ``papers`` those of ``done`` that have content."""
+    papers.extend(p for p in done if p is not None and p.has_content())
+
+
+def _title_blocks_dominate(tokens: list[Token]) -> bool:
+    """At least two blocks start with a bold title, and at least twice as many as the
+    headings of the level used most."""
+    titled = [
+        i
+        for i, t in enumerate(tokens)
+        if t.type == "inline" and not _inside_table_or_code(tokens, i) and _bold_title(t)
+    ]
+    headings = Counter(int(t.tag[1]) for t in tokens if t.type == "heading_open")
+    most = max(headings.values()) if headings else 0
+    return len(titled) >= 2 and len(titled) >= 2 * most
+
+
+def _title_paper(
+    tokens: list[Token], index: int, found: tuple[str, str], line: int
+) -> tuple[_Paper, int | None]:
+    """The paper a bold-title block starts at ``tokens[index]`` (``found``: its title and the
+    rest of the line), and the list-item level it ends with (None: a paragraph paper)."""
+    title, rest = found
+    paper = _Paper(line=line, title=title)
+    paper.urls.extend(_inline_text(tokens[index])[1])
+    bare = first_url(rest)
+    if bare:
+        paper.urls.append(bare)
+    opener = tokens[index - 2] if index >= 2 else None
+    item_level = opener.level if opener is not None and opener.type == "list_item_open" else None
+    return paper, item_level
 
 
 def _section(paper: _Paper, heading: str) -> None:
@@ -553,27 +574,9 @@ def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
         label = _LABEL.match(line)
         if label:
             kind = _LABEL_KIND.get(" ".join(label.group("label").lower().split()), "other")
-            value = label.group("value").strip()
             paper.current = kind
             unlabelled_links = False
-            if kind == "abstract":
-                if value:
-                    paper.abstract.append((number, value))
-            elif kind == "authors":
-                paper.authors = author_names(_strip_emphasis(value))
-            elif kind == "title" and not paper.title:
-                paper.title = _strip_emphasis(value) or None
-            elif kind == "url":
-                url = first_url(value)
-                if url:
-                    paper.urls.append(url)
-            elif kind == "arxiv":
-                paper.arxiv = arxiv_id(_strip_emphasis(value)) or arxiv_id(first_url(value))
-                url = first_url(value)
-                if url:
-                    paper.urls.append(url)
-            elif kind == "doi":
-                paper.doi = value
+            _labelled_field(paper, kind, label.group("value").strip(), number)
             continue
         if paper.current == "abstract":
             paper.abstract.append((number, line))
@@ -584,6 +587,25 @@ def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
     if unlabelled_links and paper.current == "body":
         return
     paper.urls.extend(links)
+
+
+def _labelled_field(paper: _Paper, kind: str, value: str, number: int) -> None:
+    """File the value of a labelled line (``Authors: …``) of line ``number`` as ``kind``."""
+    if kind == "abstract":
+        if value:
+            paper.abstract.append((number, value))
+    elif kind == "authors":
+        paper.authors = author_names(_strip_emphasis(value))
+    elif kind == "title" and not paper.title:
+        paper.title = _strip_emphasis(value) or None
+    elif kind in ("url", "arxiv"):
+        if kind == "arxiv":
+            paper.arxiv = arxiv_id(_strip_emphasis(value)) or arxiv_id(first_url(value))
+        url = first_url(value)
+        if url:
+            paper.urls.append(url)
+    elif kind == "doi":
+        paper.doi = value
 
 
 def _strip_emphasis(value: str) -> str:
