@@ -14,7 +14,7 @@ import pytest
 
 from paperwatch import db
 from paperwatch.analysis.library import excluded_papers, followed_in, name_key, recency_weights
-from paperwatch.db.library import reader_picks
+from paperwatch.db.library import reader_picks, week_papers
 from paperwatch.db.report_data import collect_report, topic_matches
 from paperwatch.db.trends import update_paper_terms
 from paperwatch.ingest.library import LibraryError, LibraryItem, read_library, reader_library
@@ -71,7 +71,7 @@ def for_you(
     with db.reader(database) as con:
         data = collect_report(con, WEEK, Settings(), persist=False)
         matches = topic_matches(con, WEEK, reader.topics)
-        picks = reader_picks(con, WEEK, reader, library, 2026)
+        picks = reader_picks(con, week_papers(con, WEEK), reader, library, 2026)
     mine = for_reader(data, reader, matches, picks).for_you
     assert mine is not None
     return mine, {paper_id: label for label, paper_id in ids.items()}
@@ -186,7 +186,7 @@ def test_the_reasons_are_in_both_parts_and_escaped(
     )
     with db.reader(database) as con:
         data = collect_report(con, WEEK, Settings(), persist=False)
-        picks = reader_picks(con, WEEK, reader, reader_library(reader), 2026)
+        picks = reader_picks(con, week_papers(con, WEEK), reader, reader_library(reader), 2026)
     report = render_report(for_reader(data, reader, [], picks))
     assert check_email_safety(report.html) == []
     assert (

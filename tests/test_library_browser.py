@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from paperwatch import db
-from paperwatch.db.library import reader_picks
+from paperwatch.db.library import reader_picks, week_papers
 from paperwatch.db.report_data import collect_report, topic_matches
 from paperwatch.ingest.library import reader_library
 from paperwatch.report.render import for_reader, render_report
@@ -46,7 +46,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with db.reader(database) as con:
         data = collect_report(con, WEEK, Settings(), persist=False)
         matches = topic_matches(con, WEEK, reader.topics)
-        picks = reader_picks(con, WEEK, reader, reader_library(reader), 2026)
+        picks = reader_picks(con, week_papers(con, WEEK), reader, reader_library(reader), 2026)
     path = folder / "for-you-library.html"
     path.write_text(render_report(for_reader(data, reader, matches, picks)).html, encoding="utf-8")
     return path

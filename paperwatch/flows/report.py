@@ -20,7 +20,7 @@ from prefect.runtime import task_run as prefect_task_run
 
 from paperwatch import db
 from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week, week_days
-from paperwatch.db.library import reader_picks
+from paperwatch.db.library import reader_picks, week_papers
 from paperwatch.db.report_data import collect_week, topic_matches, write_and_record
 from paperwatch.db.sends import AlreadySentError, SendOutcome, pending_unsent_weeks, send_report
 from paperwatch.db.writer_lock import holds_writer_lock
@@ -80,8 +80,10 @@ def render_reader_reports(settings: Settings, data: ReportData) -> list[tuple[st
     this_year = week_days(data.week)[0].year
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         matches = [topic_matches(con, data.week, reader.topics) for reader in readers]
+        own = any(r.library or r.authors or r.exclude for r in readers)
+        week = week_papers(con, data.week) if own else None
         picks = [
-            reader_picks(con, data.week, reader, library, this_year)
+            None if week is None else reader_picks(con, week, reader, library, this_year)
             for reader, library in zip(readers, libraries, strict=True)
         ]
     return [
