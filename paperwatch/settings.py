@@ -17,7 +17,7 @@ import os
 import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
@@ -87,11 +87,28 @@ class TrendingSettings(BaseModel):
     )
 
 
+def _clean_phrases(value: list[str], what: str, *, lower: bool, limit: int) -> list[str]:
+    """``value`` with white space collapsed (lower-cased when ``lower``), duplicates
+    dropped, order kept. Raises ValueError for an empty or over-long item."""
+    kept: list[str] = []
+    for item in value:
+        text = " ".join(str(item).split())
+        text = text.lower() if lower else text
+        if not text:
+            raise ValueError(f"{what} is empty")
+        if len(text) > limit:
+            raise ValueError(f"{what} {text[:20]!r}… is longer than {limit} characters")
+        if text not in kept:
+            kept.append(text)
+    return kept
+
+
 class Reader(BaseModel):
-    """A reader of the report with topics of their own (``[[smtp.readers]]``).
+    """A reader of the report with interests of their own (``[[smtp.readers]]``).
 
     Each reader gets a message of their own that starts with the week's papers
-    matching their topics ("For you"); the rest of it is the week's report.
+    picked for them ("For you": their library, authors and topics, less their
+    exclusions; docs/email.md); the rest of it is the week's report.
     """
 
     address: str = Field(description="The reader's mailbox, e.g. ann@example.org.")
@@ -100,20 +117,54 @@ class Reader(BaseModel):
         description='Topics or keywords, e.g. ["diffusion", "federated learning"] '
         "(case does not matter; matched on the paper's terms and its text).",
     )
+    library: Path | None = Field(
+        default=None,
+        description="The reader's own papers: a BibTeX (.bib), CSL-JSON (.json) or RIS (.ris) "
+        "export (Zotero, Mendeley), or a list of arXiv ids/DOIs (.txt, one a line). A "
+        "relative path is relative to the working directory, like every path of the settings; "
+        "~ is the home folder. Each new paper is scored against it (TF-IDF cosine, recent "
+        "items weighted higher) and the closest are listed with the library paper they are "
+        "close to. A missing or unreadable file fails the reader's message, naming the file.",
+    )
+    library_picks: int = Field(
+        default=10,
+        ge=1,
+        le=20,
+        description="New papers closest to the library listed at most (the top N).",
+    )
+    authors: list[str] = Field(
+        default_factory=list,
+        description='Authors to follow, e.g. ["Ann Lee", "José Ñúñez"]: their new papers are '
+        "always listed, saying so. Matched on the family name and the first given name, "
+        "without regard to case or accents; an initial (A. Lee) matches any given name "
+        "starting with it.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description='Terms never wanted, e.g. ["reinforcement learning"]: a new paper with one '
+        "among its terms or in its title (whole words, any case) never appears in this "
+        "reader's section.",
+    )
 
     @field_validator("topics")
     @classmethod
     def _clean_topics(cls, value: list[str]) -> list[str]:
-        topics: list[str] = []
-        for topic in value:
-            text = " ".join(str(topic).split()).lower()
-            if not text:
-                raise ValueError("a topic is empty")
-            if len(text) > 100:
-                raise ValueError(f"topic {text[:20]!r}… is longer than 100 characters")
-            if text not in topics:
-                topics.append(text)
-        return topics
+        return _clean_phrases(value, "a topic", lower=True, limit=100)
+
+    @field_validator("exclude")
+    @classmethod
+    def _clean_exclude(cls, value: list[str]) -> list[str]:
+        return _clean_phrases(value, "an excluded term", lower=True, limit=100)
+
+    @field_validator("authors")
+    @classmethod
+    def _clean_authors(cls, value: list[str]) -> list[str]:
+        return _clean_phrases(value, "an author", lower=False, limit=200)
+
+    @field_validator("library")
+    @classmethod
+    def _expand_home(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
 
 
 class SmtpSettings(BaseModel):
@@ -138,7 +189,8 @@ class SmtpSettings(BaseModel):
     )
     readers: list[Reader] = Field(
         default_factory=list,
-        description="Readers with topics: each gets a message of their own (see Reader).",
+        description="Readers with interests of their own (topics, a library, authors, "
+        "exclusions: the smtp.readers[] rows): each gets a message of their own.",
     )
     timeout_s: float = Field(default=30.0, gt=0, description="Seconds per SMTP network operation.")
     retries: int = Field(
@@ -430,8 +482,11 @@ def settings_reference() -> str:
             if isinstance(kind, type) and issubclass(kind, BaseModel):
                 walk(kind, f"{prefix}{name}.")
                 continue
-            default = field.get_default(call_default_factory=True)
-            shown = "none" if default is None else f"`{_toml_value(default)}`"
+            if field.is_required():
+                shown = "required"
+            else:
+                default = field.get_default(call_default_factory=True)
+                shown = "none" if default is None else f"`{_toml_value(default)}`"
             text = (
                 (field.description or "")
                 .replace("|", "\\|")
@@ -439,6 +494,9 @@ def settings_reference() -> str:
                 .replace("\n", " ")
             )
             rows.append(f"| `{prefix}{name}` | {shown} | {text} |")
+            item = get_args(kind)[0] if get_origin(kind) is list and get_args(kind) else None
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                walk(item, f"{prefix}{name}[].")  # each item of a list of tables
 
     walk(Settings, "")
     return "\n".join(rows) + "\n"

@@ -21,7 +21,7 @@ def test_settings_table_is_generated_from_the_settings_object() -> None:
 
 def test_every_setting_has_a_description() -> None:
     rows = settings_reference().splitlines()[2:]
-    assert len(rows) == 46
+    assert len(rows) == 52
     assert [row for row in rows if row.endswith("|  |")] == []
 
 

@@ -19,11 +19,13 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run as prefect_task_run
 
 from paperwatch import db
-from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week
+from paperwatch.clock import iso_week, now_utc, parse_as_of, previous_week, week_days
+from paperwatch.db.library import reader_picks, week_papers
 from paperwatch.db.report_data import collect_week, topic_matches, write_and_record
 from paperwatch.db.sends import AlreadySentError, SendOutcome, pending_unsent_weeks, send_report
 from paperwatch.db.writer_lock import holds_writer_lock
 from paperwatch.flows.snapshot import publish_after_run
+from paperwatch.ingest.library import reader_library
 from paperwatch.report.artifacts import REPORT_ARTIFACT_KEY, report_markdown
 from paperwatch.report.message import configured_addresses, configured_readers, report_message
 from paperwatch.report.render import RenderedReport, ReportData, for_reader, render_report
@@ -64,15 +66,29 @@ def render_week(settings: Settings, week: str) -> tuple[RenderedReport, dict[str
 @task(name="render-reader-reports", cache_policy=NO_CACHE)
 def render_reader_reports(settings: Settings, data: ReportData) -> list[tuple[str, RenderedReport]]:
     """One render per reader of ``smtp.readers``: the week's report starting with the
-    papers matching the reader's topics. Returns ``(address, report)`` in settings order."""
+    papers picked for the reader (library, authors, topics, less exclusions). Returns
+    ``(address, report)`` in settings order.
+
+    Raises:
+        paperwatch.ingest.library.LibraryError: a reader's library file cannot be used
+            (the message names the reader and the file); nothing is sent.
+    """
     readers = configured_readers(settings.smtp)
     if not readers:
         return []
+    libraries = [reader_library(reader) for reader in readers]
+    this_year = week_days(data.week)[0].year
     with db.writer(settings.database, settings.lock_timeout_s) as con:
         matches = [topic_matches(con, data.week, reader.topics) for reader in readers]
+        own = any(r.library or r.authors or r.exclude for r in readers)
+        week = week_papers(con, data.week) if own else None
+        picks = [
+            None if week is None else reader_picks(con, week, reader, library, this_year)
+            for reader, library in zip(readers, libraries, strict=True)
+        ]
     return [
-        (reader.address, render_report(for_reader(data, reader, found)))
-        for reader, found in zip(readers, matches, strict=True)
+        (reader.address, render_report(for_reader(data, reader, found, mine)))
+        for reader, found, mine in zip(readers, matches, picks, strict=True)
     ]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -32,6 +32,9 @@ from paperwatch.report.papers_csv import csv_name, new_papers_csv
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Reader
 from paperwatch.untrusted import one_line_text, plain_text, shorten, web_url
+
+if TYPE_CHECKING:  # the maths module loads Polars and SciPy, which rendering does not need
+    from paperwatch.analysis.library import ReaderPicks
 
 #: First sentences longer than this (characters) are cut with "…" in the report; the CSV
 #: has them whole.
@@ -123,36 +126,68 @@ def topic_patterns(topics: Sequence[str]) -> list[str]:
 
 
 def for_reader(
-    data: ReportData, reader: Reader, matches: Sequence[Mapping[str, Any]]
+    data: ReportData,
+    reader: Reader,
+    matches: Sequence[Mapping[str, Any]],
+    picks: ReaderPicks | None = None,
 ) -> ReportData:
     """A copy of ``data`` whose report starts with ``reader``'s "For you" section.
 
     Args:
         data: the week's report data (:func:`paperwatch.db.report_data.collect_report`).
-        reader: the reader (address and topics).
+        reader: the reader (address, topics, library, authors, exclusions).
         matches: :func:`topic_matches` of the reader's topics for ``data.week``.
+        picks: :func:`paperwatch.db.library.reader_picks` of the reader (None: topics only).
 
     Returns:
-        ``data`` with ``for_you = {"address", "topics", "papers", "total"}``: the matching
-        new papers ranked by score, ties in report order, each with ``matched`` (its
-        topics) and ``score``; ``papers`` holds at most :data:`MAX_FOR_YOU`, ``total``
-        counts all. Everything else is shared with ``data`` (not copied).
+        ``data`` with ``for_you = {"address", "topics", "authors", "exclude", "library"
+        ({"size", "missing"} or None), "papers", "total"}``. ``papers``, each once and
+        never an excluded one: papers by followed authors (report order), then those
+        closest to the library (by score), then the topic matches (by score, ties in
+        report order); each with ``followed`` (authors), ``closest`` (the library item:
+        title, year, similarity, shared terms, or None), ``matched`` (topics) and
+        ``score``. At most :data:`MAX_FOR_YOU` are listed, ``total`` counts all. Everything
+        else is shared with ``data`` (not copied).
     """
+    library = picks.library if picks is not None else []
+    followed = picks.followed if picks is not None else {}
+    excluded = picks.excluded if picks is not None else frozenset()
     order = {paper["paper_id"]: index for index, paper in enumerate(data.new_papers)}
     by_id = {paper["paper_id"]: paper for paper in data.new_papers}
     ranked = sorted(
         (m for m in matches if m["paper_id"] in by_id),
         key=lambda m: (-int(m["score"]), order[m["paper_id"]]),
     )
-    papers = [
-        {**by_id[m["paper_id"]], "matched": list(m["topics"]), "score": int(m["score"])}
-        for m in ranked[:MAX_FOR_YOU]
-    ]
+    topics = {m["paper_id"]: m for m in ranked}
+    closest = {m["paper_id"]: m for m in library}
+    chosen: dict[str, dict[str, Any]] = {}
+    ids = [p["paper_id"] for p in data.new_papers if p["paper_id"] in followed]
+    ids += [m["paper_id"] for m in library] + [m["paper_id"] for m in ranked]
+    for paper_id in ids:
+        if paper_id in chosen or paper_id not in by_id or paper_id in excluded:
+            continue
+        topic = topics.get(paper_id)
+        near = closest.get(paper_id)
+        chosen[paper_id] = {
+            **by_id[paper_id],
+            "followed": list(followed.get(paper_id, [])),
+            "closest": None
+            if near is None
+            else {k: near[k] for k in ("title", "year", "similarity", "shared")},
+            "matched": list(topic["topics"]) if topic else [],
+            "score": int(topic["score"]) if topic else 0,
+        }
+    papers = list(chosen.values())
     section = {
         "address": reader.address,
         "topics": list(reader.topics),
-        "papers": papers,
-        "total": len(ranked),
+        "authors": list(reader.authors),
+        "exclude": list(reader.exclude),
+        "library": None
+        if reader.library is None or picks is None
+        else {"size": picks.library_items, "missing": picks.library_missing},
+        "papers": papers[:MAX_FOR_YOU],
+        "total": len(papers),
     }
     return dataclasses.replace(data, for_you=section)
 

@@ -120,6 +120,25 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     Raises:
         ReaderError: a block bibtexparser cannot parse (its line and the parser's reason).
     """
+    return _read(text)[0]
+
+
+def read_with_years(text: str) -> tuple[Listing, list[int | None]]:
+    """:func:`read_text` of ``text``, and each entry's year (the ``year`` field, else the
+    first four digits of ``date``; None without either), in entry order.
+
+    Raises:
+        ReaderError: as :func:`read_text`.
+    """
+    return _read(text)
+
+
+def _year(fields: dict[str, str]) -> int | None:
+    found = re.search(r"\b(\d{4})\b", fields.get("year") or fields.get("date") or "")
+    return int(found.group(1)) if found else None
+
+
+def _read(text: str) -> tuple[Listing, list[int | None]]:
     if text.startswith("\ufeff"):
         text = text[1:]
     library = bibtexparser.parse_string(text)
@@ -155,6 +174,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
                 year_text = ""
             header = parse_header(f"{venue} {year_text}".strip()) if venue else None
     entries: list[Entry] = []
+    years: list[int | None] = []
     for record in records:
         if record.entry_type.lower() in _VOLUME_TYPES:
             continue
@@ -168,6 +188,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             url = f"https://doi.org/{doi_value.strip()}"
         prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").lower()
         eprint = fields.get("eprint") if prefix in ("arxiv", "") else None
+        years.append(_year(fields))
         entries.append(
             record_entry(
                 len(entries) + 1,
@@ -180,4 +201,5 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             )
         )
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    return Listing(header=header, entries=entries, line_count=line_count, format="bibtex")
+    listing = Listing(header=header, entries=entries, line_count=line_count, format="bibtex")
+    return listing, years
