@@ -127,6 +127,26 @@ def test_dry_run_writes_one_message_per_reader(
     assert "index.html" in {p.name for p in out.iterdir()}
 
 
+def test_a_missing_library_stops_the_send_before_anything_is_written(
+    seeded_database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The readers' library files are checked with the other mail settings, before a
+    flow runs: exit 2 naming the file and the reader; no report file, no message."""
+    missing = tmp_path / "gone.bib"
+    configure_smtp(monkeypatch, 1, READERS=json.dumps([ANN, {**CY, "library": str(missing)}]))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["report", "--week", WEEK, "--database", str(seeded_database), "--report-dir", str(out),
+         "--as-of", SENT_AT, "--dry-run"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"library file {missing}" in result.output
+    assert "(the library of reader cy@example.org)" in result.output
+    assert not out.exists()
+    assert sends(seeded_database) == []
+
+
 def test_each_report_run_rewrites_the_archive(seeded_database: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     for week in (WEEK, "2026-W49"):

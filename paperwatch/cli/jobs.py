@@ -152,12 +152,7 @@ def run_report(
 
     preflight(settings, as_of=as_of, week=week, database_exists=True)
     if send or dry_run or resend:
-        from paperwatch.report.message import MailSettingsError, configured_addresses
-
-        try:
-            configured_addresses(settings.smtp)
-        except (MailSettingsError, ValueError) as exc:
-            raise fail(str(exc), code=EXIT_REFUSED) from None
+        check_mail_settings(settings)
     home = prefect_home(settings.database)
     expected = (
         AlreadySentError,
@@ -196,6 +191,24 @@ def run_report(
         raise fail(str(exc)) from None
     except OSError as exc:
         raise os_error_exit(settings, exc) from None
+
+
+def check_mail_settings(settings: Settings) -> None:
+    """Check the addresses and every reader's library file before a report flow that mails
+    starts (nothing is rendered or sent when one is wrong); exit 2 naming the setting."""
+    from paperwatch.ingest.library import reader_library
+    from paperwatch.report.message import (
+        MailSettingsError,
+        configured_addresses,
+        configured_readers,
+    )
+
+    try:
+        configured_addresses(settings.smtp)
+        for reader in configured_readers(settings.smtp):
+            reader_library(reader)
+    except (MailSettingsError, ValueError) as exc:  # LibraryError is a ValueError
+        raise fail(str(exc), code=EXIT_REFUSED) from None
 
 
 def report_here(settings: Settings, week: str | None, as_of: str | None) -> WrittenReport:
