@@ -178,9 +178,8 @@ def _start_early_server(home: Path | None) -> TemporaryServer | None:
     point Prefect at it (``PREFECT_API_URL``); None when it is not this process's to start
     (no home set by :func:`prefect_home`, a server chosen, Prefect already imported)."""
     import atexit
-    import importlib.metadata
 
-    from paperwatch.prefect_server import TemporaryServer, template_path
+    from paperwatch.prefect_server import TemporaryServer, setup_key, template_path
 
     if home is None or "PREFECT_API_URL" in os.environ or "prefect" in sys.modules:
         return None
@@ -190,7 +189,8 @@ def _start_early_server(home: Path | None) -> TemporaryServer | None:
         "PREFECT_API_DATABASE_CONNECTION_URL",
         "PREFECT_SERVER_DATABASE_CONNECTION_URL",
     } & set(os.environ)
-    template = None if own_database else template_path(importlib.metadata.version("prefect"))
+    key = None if own_database else setup_key()
+    template = None if key is None else template_path(key)
     timeout = float(
         os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", SERVER_STARTUP_TIMEOUT_S)
     )

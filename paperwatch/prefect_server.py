@@ -1,39 +1,28 @@
 """Prefect's temporary API server for a command-line flow run: started early, started once
 per home at a time, and started from a migrated database.
 
-Without ``PREFECT_API_URL`` every flow run needs Prefect's temporary server
-(``SubprocessASGIServer``: uvicorn in a process of its own, with a SQLite database in
-``PREFECT_HOME``). Measured with ``bench/prefect_start.py`` on a quiet 2-core machine,
-its start took 18 s in a fresh home, of which about 12 s is Alembic migrating the new
-database, and 6 s in a home whose database exists. This module removes what it can of
-that cost from a command's critical path:
+- :func:`seed_database`: a fresh home gets a copy of a database migrated by an earlier
+  start of the same Prefect installation (:func:`template_path`, keyed by
+  :func:`setup_key`, in the user's cache folder); the first start of an installation
+  writes it (:func:`keep_template`);
+- a home set up by a start of the same installation (:func:`set_up_for`) starts without
+  Prefect's migration check and block-type registration (:data:`SETUP_SKIPS`);
+- :class:`TemporaryServer`: the server starts before Prefect is imported in the command,
+  and boots while the command imports what its flow needs.
 
-- :func:`seed_database`: a fresh home gets a copy of a database already migrated by
-  this Prefect version (:func:`template_path`, in the user's cache folder) instead of
-  migrating its own; the first start of each Prefect version writes that copy
-  (:func:`keep_template`), with SQLite's online backup, so a copy is never half-written;
-- a home whose database was set up by a start of the same installation (the same
-  migration head and Prefect distributions: :func:`setup_key`, :func:`set_up_for`), or
-  that starts from a template made under that key, starts without Prefect's migration
-  check and block-type registration (:data:`SETUP_SKIPS`): about 2.7 s of each start;
-- :class:`TemporaryServer`: the server process starts before Prefect is imported in the
-  command, so that it boots while the command imports what its flow needs (Prefect, the
-  flow modules, Great Expectations).
-
-Each home still has a database of its own (``<database folder>/.prefect``, see
-:func:`paperwatch.flow_runtime.prefect_home`): nothing is shared between projects but the
-read-only template. The template holds what every new database of that Prefect version
-holds after its first start (the schema and the registered block types), no flow runs.
+Nothing here reads Prefect's sources: the key is the installed distributions' names, and
+a database's revision is read from its ``alembic_version`` table. Why, and what each step
+saves: docs/design.md, "Prefect's temporary server".
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import importlib
 import importlib.util
 import os
-import re
 import socket
 import sqlite3
 import subprocess
@@ -63,46 +52,27 @@ def cache_dir() -> Path | None:
     return Path(base) / "paperwatch"
 
 
-def template_path(prefect_version: str) -> Path | None:
-    """Where the migrated database of ``prefect_version`` (e.g. ``"3.9.1"``) is kept:
-    ``<cache_dir()>/prefect-<version>.db`` (None without a cache folder). One per version,
-    because each version migrates to its own schema head."""
+def template_path(key: str) -> Path | None:
+    """Where the migrated database of the Prefect installation ``key`` (:func:`setup_key`)
+    is kept: ``<cache_dir()>/prefect-<version>-<hash of key>.db``, None without a cache
+    folder. One per installation: each Prefect version migrates to its own schema, and
+    its collections register their own block types."""
     folder = cache_dir()
     if folder is None:
         return None
-    safe = "".join(c if c.isalnum() or c in ".-_" else "_" for c in prefect_version)
-    return folder / f"prefect-{safe}.db"
+    version = next((n[8:-10] for n in key.split() if n.startswith("prefect-")), "unknown")
+    safe = "".join(c if c.isalnum() or c in ".-_" else "_" for c in version)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return folder / f"prefect-{safe}-{digest}.db"
 
 
-def migrations_head(prefect_dir: Path) -> str | None:
-    """The Alembic revision a new SQLite database of the Prefect installed in
-    ``prefect_dir`` (the ``prefect`` package folder) is migrated to: the one revision of
-    ``server/database/_migrations/versions/sqlite/*.py`` that no other names as its
-    ``down_revision`` (Prefect's SQLite migrations form one chain). Read from the files,
-    so that Prefect is not imported. None when they cannot be read or do not form one
-    chain (then no template is used)."""
-    folder = prefect_dir / "server" / "database" / "_migrations" / "versions" / "sqlite"
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    try:
-        for path in folder.glob("*.py"):
-            text = path.read_text(encoding="utf-8", errors="replace")
-            revisions.update(re.findall(r'^revision\s*=\s*["\']([0-9A-Za-z_]+)["\']', text, re.M))
-            for line in re.findall(r"^down_revision\s*=\s*(.+)$", text, re.M):
-                parents.update(re.findall(r'["\']([0-9A-Za-z_]+)["\']', line))
-    except OSError:
-        return None
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else None
-
-
-def seed_database(home: Path, template: Path, head: str) -> bool:
+def seed_database(home: Path, template: Path) -> bool:
     """Copy ``template`` to ``home/prefect.db`` when the home has no database yet.
 
     Call it with the home's start lock held. The copy is written to a temporary name,
-    checked (:func:`usable_template`: SQLite's ``quick_check``, migrated to ``head``, no
-    flow runs) and only then renamed into place, so Prefect never sees part of it, nor a
-    damaged template or one of another Prefect version (renamed, or cut short). Any
+    checked (:func:`usable_template`: SQLite's ``quick_check``, migrated, no flow runs)
+    and only then renamed into place, so Prefect never sees part of it, nor a damaged
+    template (cut short, or another file put there). Any
     failure (no template, a read-only cache, a full disk, a bad template) leaves the home
     as it was and Prefect migrates a new database itself. Journal files left beside a
     deleted ``prefect.db`` (``-wal``, ``-shm``, ``-journal``) are removed first: SQLite
@@ -110,8 +80,7 @@ def seed_database(home: Path, template: Path, head: str) -> bool:
 
     Args:
         home: the ``PREFECT_HOME`` folder (exists).
-        template: the migrated database, :func:`template_path`.
-        head: the Alembic revision of the installed Prefect, :func:`migrations_head`.
+        template: the migrated database of this installation, :func:`template_path`.
 
     Returns:
         True when the home got the copy.
@@ -122,14 +91,14 @@ def seed_database(home: Path, template: Path, head: str) -> bool:
     for suffix in ("-wal", "-shm", "-journal"):
         with contextlib.suppress(OSError):
             (home / f"{DATABASE_NAME}{suffix}").unlink()
-    return _copy_into_place(template, target, head, live=False)
+    return _copy_into_place(template, target, live=False)
 
 
-def keep_template(home: Path, template: Path, head: str) -> bool:
+def keep_template(home: Path, template: Path) -> bool:
     """After a server started in a fresh home (it migrated ``home/prefect.db``), keep a
     copy of that database as ``template`` for the next fresh home, unless a usable one
-    exists (:func:`usable_template`: one that is damaged, empty, of another Prefect
-    version or holding runs is replaced).
+    exists (:func:`usable_template`: one that is damaged, empty or holding runs is
+    replaced).
 
     The copy is SQLite's online backup of the live database (consistent while the
     server has it open), written to a temporary name, checked like the template it
@@ -142,15 +111,16 @@ def keep_template(home: Path, template: Path, head: str) -> bool:
         True when the template was written.
     """
     source = home / DATABASE_NAME
-    if not source.is_file() or usable_template(template, head):
+    if not source.is_file() or usable_template(template):
         return False
-    return _copy_into_place(source, template, head, live=True)
+    return _copy_into_place(source, template, live=True)
 
 
-def usable_template(path: Path, head: str) -> bool:
+def usable_template(path: Path) -> bool:
     """True when ``path`` is a whole SQLite database (``pragma quick_check`` answers
-    ``ok``) migrated by Alembic to exactly ``head`` and holding no flow run: what a new
-    Prefect home may start from. Read as immutable (nothing is written beside it)."""
+    ``ok``) that Alembic migrated (one ``alembic_version`` row) and that holds no flow
+    run: what a new Prefect home may start from. Read as immutable (nothing is written
+    beside it)."""
     if not path.is_file():
         return False
     try:
@@ -158,7 +128,7 @@ def usable_template(path: Path, head: str) -> bool:
         try:
             if con.execute("pragma quick_check").fetchall() != [("ok",)]:
                 return False
-            if con.execute("select version_num from alembic_version").fetchall() != [(head,)]:
+            if len(con.execute("select version_num from alembic_version").fetchall()) != 1:
                 return False
             return con.execute("select count(*) from flow_run").fetchone() == (0,)
         finally:
@@ -167,13 +137,27 @@ def usable_template(path: Path, head: str) -> bool:
         return False
 
 
+def migration_version(database: Path) -> str | None:
+    """The Alembic revision ``database`` (a Prefect SQLite database) is at, read-only;
+    None when it cannot be read or holds no single revision."""
+    try:
+        con = sqlite3.connect(_sqlite_uri(database, "ro"), uri=True, timeout=5)
+        try:
+            rows = con.execute("select version_num from alembic_version").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
 def _sqlite_uri(path: Path, mode: str) -> str:
     """SQLite's ``file:`` URI of ``path`` (absolute, percent-encoded: a folder named with
     ``?``, ``#``, ``%`` or spaces stays one path) with ``?mode=<mode>``."""
     return f"{path.resolve().as_uri()}?mode={mode}"
 
 
-def _copy_into_place(source: Path, target: Path, head: str, *, live: bool) -> bool:
+def _copy_into_place(source: Path, target: Path, *, live: bool) -> bool:
     """Back ``source`` up to a temporary name beside ``target`` (its folder created), check
     it (:func:`usable_template`), then rename it to ``target``; on any failure, or when
     the command is interrupted, remove the partial copy (and return False)."""
@@ -182,7 +166,7 @@ def _copy_into_place(source: Path, target: Path, head: str, *, live: bool) -> bo
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_orphaned_partials(target)
         _backup(source, partial, live=live)
-        if not usable_template(partial, head):
+        if not usable_template(partial):
             raise sqlite3.DatabaseError(f"{source} is not a usable migrated database")
         os.replace(partial, target)
     except (OSError, sqlite3.Error):
@@ -273,12 +257,17 @@ SETUP_SKIPS = {
 }
 
 
-def setup_key(prefect_dir: Path, head: str) -> str:
-    """What a home's set-up depends on: the migration ``head`` of the installed Prefect and
-    the installed Prefect distributions (``prefect*.dist-info`` beside the package: Prefect
-    and its collections, which bring block types), e.g.
-    ``"<head> prefect-3.9.1.dist-info prefect_dask-0.3.6.dist-info"``. Read from one folder
-    listing: no package metadata is parsed."""
+def setup_key(prefect_dir: Path | None = None) -> str | None:
+    """What a home's set-up depends on: the installed Prefect distributions
+    (``prefect*.dist-info`` beside the package ``prefect_dir``, default the installed one:
+    Prefect and its collections, which bring block types), e.g.
+    ``"prefect-3.9.1.dist-info prefect_dask-0.3.6.dist-info"``. Read from one folder
+    listing, without importing Prefect; None when Prefect or its metadata is not found."""
+    if prefect_dir is None:
+        spec = importlib.util.find_spec("prefect")
+        if spec is None or spec.origin is None:
+            return None
+        prefect_dir = Path(spec.origin).parent
     try:
         names = sorted(
             n
@@ -286,36 +275,27 @@ def setup_key(prefect_dir: Path, head: str) -> str:
             if n.lower().startswith("prefect") and n.endswith(".dist-info")
         )
     except OSError:
-        names = []
-    return " ".join([head, *names])
+        return None
+    return " ".join(names) or None
 
 
 def set_up_for(home: Path, key: str) -> bool:
     """True when ``home``'s database was migrated and had its block types registered by a
-    start under the same :func:`setup_key` (the :data:`SETUP_MARKER` file holds ``key``)
-    and is still at that migration head (its ``alembic_version``, read-only): a start may
-    then skip those steps (:data:`SETUP_SKIPS`). False on any doubt (no marker, another
-    Prefect or collection, a database missing, unreadable or at another revision)."""
-    try:
-        if _read(home / SETUP_MARKER) != key:
-            return False
-        database = home / DATABASE_NAME
-        if not database.is_file():
-            return False
-        con = sqlite3.connect(_sqlite_uri(database, "ro"), uri=True, timeout=5)
-        try:
-            head = key.split(" ", 1)[0]
-            return con.execute("select version_num from alembic_version").fetchall() == [(head,)]
-        finally:
-            con.close()
-    except (OSError, sqlite3.Error, UnicodeDecodeError):
+    start under the same :func:`setup_key` and is still at the revision that start left
+    (the :data:`SETUP_MARKER` file holds both): a start may then skip those steps
+    (:data:`SETUP_SKIPS`). False on any doubt (no marker, another Prefect or collection,
+    a database missing, unreadable or at another revision)."""
+    marker = _read(home / SETUP_MARKER)
+    if marker is None:
         return False
-
-
-def template_setup_path(template: Path | None) -> Path | None:
-    """The file beside a template that holds the :func:`setup_key` of the start that made
-    it (``prefect-<version>.db.setup``); None without a template."""
-    return None if template is None else template.with_name(template.name + ".setup")
+    recorded, _, version = marker.rpartition("\n")
+    database = home / DATABASE_NAME
+    return (
+        recorded == key
+        and bool(version)
+        and database.is_file()
+        and migration_version(database) == version
+    )
 
 
 def _read(path: Path | None) -> str | None:
@@ -384,9 +364,7 @@ class TemporaryServer:
         self.log_path = home / SERVER_LOG
         self._lock: Any = None
         self._fresh = False
-        self._head: str | None = None
         self._setup_key: str | None = None
-        self._seeded_set_up = False
 
     def start(self) -> None:
         """Start the server process (see the class); raises ``OSError`` when the home, its
@@ -401,23 +379,17 @@ class TemporaryServer:
         self._lock = FileLock(self.home / "paperwatch-server-start.lock", thread_local=False)
         self._lock.acquire()
         try:
-            self._head = migrations_head(package) if self.template is not None else None
+            self._setup_key = setup_key(package)
             seeded = (
                 self.template is not None
-                and self._head is not None
-                and seed_database(self.home, self.template, self._head)
+                and self._setup_key is not None
+                and seed_database(self.home, self.template)
             )
             self._fresh = not seeded and not (self.home / DATABASE_NAME).exists()
-            self._setup_key = setup_key(package, self._head) if self._head is not None else None
-            self._seeded_set_up = seeded and _read(template_setup_path(self.template)) == (
-                self._setup_key
-            )
             skips: dict[str, str] = {}
-            if self._setup_key is not None and (
-                self._seeded_set_up or (not seeded and set_up_for(self.home, self._setup_key))
-            ):
-                # Set up already (by the template's first start, or by an earlier start
-                # here): what the user set explicitly still wins.
+            if self._setup_key is not None and (seeded or set_up_for(self.home, self._setup_key)):
+                # Set up already (by the first start of this installation, which made the
+                # template, or by an earlier start here): what the user set explicitly wins.
                 skips = {k: v for k, v in SETUP_SKIPS.items() if k not in os.environ}
             with (
                 socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock,
@@ -498,19 +470,12 @@ class TemporaryServer:
                         f"{self.log_path}"
                     )
                 time.sleep(0.1)
-            if self._setup_key is not None and self.template is not None and self._head:
-                # The template's block types are those of the start that made it: a
-                # template made under another setup key is made again from this home.
-                if (self._fresh and keep_template(self.home, self.template, self._head)) or (
-                    not self._fresh
-                    and not self._seeded_set_up
-                    and _read(template_setup_path(self.template)) != self._setup_key
-                    and _copy_into_place(
-                        self.home / DATABASE_NAME, self.template, self._head, live=True
-                    )
-                ):
-                    _write(template_setup_path(self.template), self._setup_key)
-                _write(self.home / SETUP_MARKER, self._setup_key)
+            if self._setup_key is not None:
+                if self._fresh and self.template is not None:
+                    keep_template(self.home, self.template)
+                version = migration_version(self.home / DATABASE_NAME)
+                if version is not None:
+                    _write(self.home / SETUP_MARKER, f"{self._setup_key}\n{version}")
         finally:
             self._lock.release()
 

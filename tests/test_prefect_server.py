@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import importlib
 import os
 import sqlite3
@@ -20,12 +21,11 @@ from paperwatch.prefect_server import (
     TemporaryServer,
     cache_dir,
     keep_template,
-    migrations_head,
+    migration_version,
     seed_database,
     set_up_for,
     setup_key,
     template_path,
-    template_setup_path,
     usable_template,
     warm_imports,
 )
@@ -90,8 +90,18 @@ def test_cache_dir_and_template_path_follow_xdg(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c" / "paperwatch"
-    assert template_path("3.9.1") == tmp_path / "c" / "paperwatch" / "prefect-3.9.1.db"
-    assert template_path("3.9.1+g1/x") == tmp_path / "c" / "paperwatch" / "prefect-3.9.1_g1_x.db"
+    key = "prefect-3.9.1.dist-info prefect_dask-0.3.7.dist-info"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    assert template_path(key) == tmp_path / "c" / "paperwatch" / f"prefect-3.9.1-{digest}.db"
+    # Another collection installed: another template, of the same Prefect version.
+    other = template_path("prefect-3.9.1.dist-info")
+    assert (
+        other is not None
+        and other.name.startswith("prefect-3.9.1-")
+        and other != template_path(key)
+    )
+    odd = template_path("prefect-3.9.1+g1/x.dist-info")
+    assert odd is not None and odd.name.startswith("prefect-3.9.1_g1_x-")
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == Path("~/.cache/paperwatch").expanduser()
     # A relative XDG_CACHE_HOME is ignored (XDG Base Directory Specification).
@@ -115,35 +125,17 @@ def test_without_a_home_there_is_no_template(monkeypatch: pytest.MonkeyPatch) ->
     assert template_path("3.9.1") is None
 
 
-def test_migrations_head_is_the_revision_no_other_revises(tmp_path: Path) -> None:
-    folder = tmp_path / "prefect" / "server" / "database" / "_migrations" / "versions" / "sqlite"
-    folder.mkdir(parents=True)
-    (folder / "a.py").write_text('revision = "aaa"\ndown_revision = None\n', encoding="utf-8")
-    (folder / "b.py").write_text('revision = "bbb"\ndown_revision = "aaa"\n', encoding="utf-8")
-    (folder / "c.py").write_text("revision = 'ccc'\ndown_revision = 'bbb'\n", encoding="utf-8")
-    assert migrations_head(tmp_path / "prefect") == "ccc"
-    (folder / "d.py").write_text('revision = "ddd"\ndown_revision = "bbb"\n', encoding="utf-8")
-    assert migrations_head(tmp_path / "prefect") is None  # two heads: no template
-    assert migrations_head(tmp_path / "nothing") is None
-
-
-def test_the_installed_prefects_head_is_the_one_its_migrations_reach() -> None:
-    """The head read from the files is the revision Prefect's own Alembic script directory
-    names as its head (the installed version's)."""
-    import importlib.util
-
-    from alembic.script import ScriptDirectory
-
-    spec = importlib.util.find_spec("prefect")
-    assert spec is not None and spec.origin is not None
-    package = Path(spec.origin).parent
-    versions = package / "server" / "database" / "_migrations" / "versions" / "sqlite"
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(package / "server" / "database" / "_migrations"))
-    config.set_main_option("version_locations", str(versions))
-    assert migrations_head(package) == ScriptDirectory.from_config(config).get_current_head()
+def test_migration_version_is_the_one_alembic_row(tmp_path: Path) -> None:
+    _database(tmp_path / "a.db", 1)
+    assert migration_version(tmp_path / "a.db") == HEAD
+    (tmp_path / "b.db").write_bytes(b"not a database" * 100)
+    assert migration_version(tmp_path / "b.db") is None
+    assert migration_version(tmp_path / "missing.db") is None
+    con = sqlite3.connect(tmp_path / "a.db")
+    con.execute("insert into alembic_version values ('second')")
+    con.commit()
+    con.close()
+    assert migration_version(tmp_path / "a.db") is None  # two rows: no single revision
 
 
 def test_keep_template_copies_a_live_database_whole(tmp_path: Path) -> None:
@@ -153,14 +145,14 @@ def test_keep_template_copies_a_live_database_whole(tmp_path: Path) -> None:
     live = sqlite3.connect(home / DATABASE_NAME)  # a server holds it open meanwhile
     try:
         template = tmp_path / "cache" / "prefect-x.db"
-        assert keep_template(home, template, HEAD)
+        assert keep_template(home, template)
     finally:
         live.close()
     assert sorted(p.name for p in template.parent.iterdir()) == ["prefect-x.db"]
     assert _rows(template) == [("v0",), ("v1",), ("v2",)]
     assert sorted(p.name for p in template.parent.iterdir()) == ["prefect-x.db"]
-    assert usable_template(template, HEAD)
-    assert not keep_template(home, template, HEAD)  # a usable one exists: left as it is
+    assert usable_template(template)
+    assert not keep_template(home, template)  # a usable one exists: left as it is
     assert _rows(template) == [("v0",), ("v1",), ("v2",)]
 
 
@@ -170,12 +162,12 @@ def test_keep_template_without_a_database_or_in_an_unwritable_cache_writes_nothi
     home = tmp_path / "home"
     home.mkdir()
     template = tmp_path / "cache" / "prefect-x.db"
-    assert not keep_template(home, template, HEAD)
+    assert not keep_template(home, template)
     assert not template.parent.exists()
     _database(home / DATABASE_NAME, 2)
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    assert not keep_template(home, blocker / "prefect-x.db", HEAD)  # the cache is a file
+    assert not keep_template(home, blocker / "prefect-x.db")  # the cache is a file
     assert blocker.read_text() == "not a folder"
     readonly = tmp_path / "readonly"
     readonly.mkdir()
@@ -183,24 +175,28 @@ def test_keep_template_without_a_database_or_in_an_unwritable_cache_writes_nothi
     try:
         if os.access(readonly, os.W_OK):
             pytest.skip("root writes into read-only folders")
-        assert not keep_template(home, readonly / "prefect-x.db", HEAD)
+        assert not keep_template(home, readonly / "prefect-x.db")
         assert list(readonly.iterdir()) == []
     finally:
         readonly.chmod(0o755)
 
 
-def test_keep_template_never_keeps_a_database_with_runs_or_of_another_head(
+def test_keep_template_never_keeps_a_database_with_runs_or_unmigrated(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
     _database(home / DATABASE_NAME, 2, runs=1)
     template = tmp_path / "cache" / "prefect-x.db"
-    assert not keep_template(home, template, HEAD)
+    assert not keep_template(home, template)
     assert list(template.parent.iterdir()) == []  # no partial copy either
     (home / DATABASE_NAME).unlink()
-    _database(home / DATABASE_NAME, 2, head="0000older000")
-    assert not keep_template(home, template, HEAD)
+    _database(home / DATABASE_NAME, 2)
+    con = sqlite3.connect(home / DATABASE_NAME)
+    con.execute("delete from alembic_version")  # never migrated
+    con.commit()
+    con.close()
+    assert not keep_template(home, template)
     assert list(template.parent.iterdir()) == []
 
 
@@ -210,7 +206,7 @@ def test_seed_database_copies_the_template_into_a_fresh_home_only(tmp_path: Path
     before = template.read_bytes()
     home = tmp_path / "home"
     home.mkdir()
-    assert seed_database(home, template, HEAD)
+    assert seed_database(home, template)
     assert _rows(home / DATABASE_NAME) == [("v0",), ("v1",)]
     # The template is read as immutable: nothing written beside it, its bytes unchanged.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "prefect-x.db"]
@@ -219,17 +215,17 @@ def test_seed_database_copies_the_template_into_a_fresh_home_only(tmp_path: Path
     # A home with a database keeps it.
     _database(tmp_path / "own.db", 5, wal=False)
     (home / DATABASE_NAME).write_bytes((tmp_path / "own.db").read_bytes())
-    assert not seed_database(home, template, HEAD)
+    assert not seed_database(home, template)
     assert len(_rows(home / DATABASE_NAME)) == 5
 
 
 def test_a_missing_or_damaged_template_leaves_the_home_to_prefect(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    assert not seed_database(home, tmp_path / "missing.db", HEAD)
+    assert not seed_database(home, tmp_path / "missing.db")
     damaged = tmp_path / "damaged.db"
     damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 600)
-    assert not seed_database(home, damaged, HEAD)
+    assert not seed_database(home, damaged)
     assert list(home.iterdir()) == []  # no database, no partial copy
 
 
@@ -246,33 +242,37 @@ def _bad_templates(tmp_path: Path) -> dict[str, Path]:
     ):
         bad[name] = tmp_path / f"{name}.db"
         bad[name].write_bytes(content)
-    bad["older"] = tmp_path / "older.db"  # another Prefect version's, renamed
-    _database(bad["older"], 40, wal=False, head="f93e1439f022")
+    bad["unmigrated"] = tmp_path / "unmigrated.db"  # no Alembic revision
+    _database(bad["unmigrated"], 40, wal=False)
+    con = sqlite3.connect(bad["unmigrated"])
+    con.execute("delete from alembic_version")
+    con.commit()
+    con.close()
     bad["with-runs"] = tmp_path / "with-runs.db"
     _database(bad["with-runs"], 40, wal=False, runs=2)
     return bad
 
 
-@pytest.mark.parametrize("kind", ["empty", "random", "truncated", "older", "with-runs"])
+@pytest.mark.parametrize("kind", ["empty", "random", "truncated", "unmigrated", "with-runs"])
 def test_a_bad_template_is_not_copied_and_is_replaced_by_the_next_migrated_database(
     tmp_path: Path, kind: str
 ) -> None:
-    """A 0-byte file, random bytes, a copy cut short, another Prefect version's template
-    renamed, or one holding runs: the home gets nothing (Prefect migrates its own, which
+    """A 0-byte file, random bytes, a copy cut short, a database Alembic never migrated,
+    or one holding runs: the home gets nothing (Prefect migrates its own, which
     an empty copy would only hide), and the next kept template replaces it."""
     template = _bad_templates(tmp_path)[kind]
     home = tmp_path / "home"
     home.mkdir()
-    assert not usable_template(template, HEAD)
-    assert not seed_database(home, template, HEAD)
+    assert not usable_template(template)
+    assert not seed_database(home, template)
     assert list(home.iterdir()) == []
     _database(home / DATABASE_NAME, 3)  # what the server then migrated
-    assert keep_template(home, template, HEAD)
-    assert usable_template(template, HEAD)
+    assert keep_template(home, template)
+    assert usable_template(template)
     assert _rows(template) == [("v0",), ("v1",), ("v2",)]
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    assert seed_database(fresh, template, HEAD)
+    assert seed_database(fresh, template)
     assert _rows(fresh / DATABASE_NAME) == [("v0",), ("v1",), ("v2",)]
 
 
@@ -293,7 +293,7 @@ def test_seeding_removes_journal_files_of_a_deleted_database(tmp_path: Path) -> 
     (home / DATABASE_NAME).unlink()
     (home / f"{DATABASE_NAME}-wal").write_bytes((home / "kept-wal").read_bytes())
     (home / f"{DATABASE_NAME}-shm").write_bytes(b"\0" * 32768)
-    assert seed_database(home, template, HEAD)
+    assert seed_database(home, template)
     assert sorted(p.name for p in home.iterdir()) == ["kept-wal", DATABASE_NAME]
     assert _rows(home / DATABASE_NAME) == [("v0",), ("v1",)]
 
@@ -306,10 +306,10 @@ def test_templates_in_folders_with_spaces_unicode_and_uri_characters(tmp_path: P
     home.mkdir(parents=True)
     _database(home / DATABASE_NAME, 4)
     template = odd / "paperwatch" / "prefect-x.db"
-    assert keep_template(home, template, HEAD)
+    assert keep_template(home, template)
     fresh = odd / "other" / ".prefect"
     fresh.mkdir(parents=True)
-    assert seed_database(fresh, template, HEAD)
+    assert seed_database(fresh, template)
     assert _rows(fresh / DATABASE_NAME) == [("v0",), ("v1",), ("v2",), ("v3",)]
 
 
@@ -335,12 +335,12 @@ def test_an_interrupted_or_killed_copy_leaves_no_partial_file(
 
     monkeypatch.setattr(module, "_backup", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        keep_template(home, template, HEAD)
+        keep_template(home, template)
     # ... is removed by the next copy; the interrupted one removed its own.
     assert list(cache.iterdir()) == []
     monkeypatch.setattr(module, "_backup", real_backup)
     orphan.write_bytes(b"half")
-    assert keep_template(home, template, HEAD)
+    assert keep_template(home, template)
     assert sorted(p.name for p in cache.iterdir()) == ["prefect-x.db"]
 
 
@@ -385,7 +385,11 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
         "PAPERWATCH_CONFIG": "",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     }
-    template = tmp_path / "cache" / "paperwatch" / f"prefect-{prefect.__version__}.db"
+    key = setup_key(Path(prefect.__file__).parent)
+    assert key is not None and f"prefect-{prefect.__version__}.dist-info" in key.split()
+    template = template_path(key)
+    assert template is not None
+    template = tmp_path / "cache" / "paperwatch" / template.name
     versions = []
     for name in ("first", "second"):
         database = tmp_path / name / "paperwatch.duckdb"
@@ -439,11 +443,9 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
     # start registered the block types (Prefect memoises that in memo_store.toml); the
     # second, from the template made under the same key, skipped that and the migration
     # check (so Prefect wrote no memo there).
-    key = setup_key(Path(prefect.__file__).parent, versions[0][0][0])
-    assert key.startswith(versions[0][0][0] + " prefect-")
-    assert (tmp_path / "first" / ".prefect" / SETUP_MARKER).read_text() == key
-    assert (tmp_path / "second" / ".prefect" / SETUP_MARKER).read_text() == key
-    assert template_setup_path(template).read_text() == key  # type: ignore[union-attr]
+    marker = f"{key}\n{versions[0][0][0]}"
+    assert (tmp_path / "first" / ".prefect" / SETUP_MARKER).read_text() == marker
+    assert (tmp_path / "second" / ".prefect" / SETUP_MARKER).read_text() == marker
     assert (tmp_path / "first" / ".prefect" / "memo_store.toml").is_file()
     assert not (tmp_path / "second" / ".prefect" / "memo_store.toml").exists()
 
@@ -452,174 +454,30 @@ def test_a_home_counts_as_set_up_only_under_the_same_key_and_migration_head(
     tmp_path: Path,
 ) -> None:
     """A start skips Prefect's migration check and block registration only in a home whose
-    marker holds this installation's key and whose database is still at that head."""
+    marker holds this installation's key and whose database is still at the revision the
+    marker recorded."""
     site = tmp_path / "site"
     (site / "prefect").mkdir(parents=True)
     for name in ("prefect-3.9.1.dist-info", "prefect_dask-0.3.7.dist-info", "polars-1.dist-info"):
         (site / name).mkdir()
-    key = setup_key(site / "prefect", HEAD)
-    assert key == f"{HEAD} prefect-3.9.1.dist-info prefect_dask-0.3.7.dist-info"
+    key = setup_key(site / "prefect")
+    assert key == "prefect-3.9.1.dist-info prefect_dask-0.3.7.dist-info"
+    assert setup_key(tmp_path / "nowhere" / "prefect") is None
     home = tmp_path / "home"
     home.mkdir()
     assert not set_up_for(home, key)  # no marker, no database
-    (home / SETUP_MARKER).write_text(key)
+    (home / SETUP_MARKER).write_text(f"{key}\n{HEAD}")
     assert not set_up_for(home, key)  # no database
     _database(home / DATABASE_NAME, 1)
     assert set_up_for(home, key)
     (site / "prefect_aws-0.5.0.dist-info").mkdir()  # a collection installed since
-    assert not set_up_for(home, setup_key(site / "prefect", HEAD))
-    assert not set_up_for(home, key.replace(HEAD, "0123456789ab"))  # another Prefect
+    new_key = setup_key(site / "prefect")
+    assert new_key is not None and not set_up_for(home, new_key)
+    (home / SETUP_MARKER).write_text(key)  # a marker without the revision
+    assert not set_up_for(home, key)
+    (home / SETUP_MARKER).write_text(f"{key}\n{HEAD}")
     (home / DATABASE_NAME).unlink()
-    _database(home / DATABASE_NAME, 1, head="0123456789ab")  # replaced by another head
+    _database(home / DATABASE_NAME, 1, head="0123456789ab")  # replaced by another revision
     assert not set_up_for(home, key)
     (home / DATABASE_NAME).write_bytes(b"not a database" * 100)
     assert not set_up_for(home, key)
-    assert template_setup_path(None) is None
-    assert template_setup_path(tmp_path / "prefect-3.9.1.db") == tmp_path / "prefect-3.9.1.db.setup"
-
-
-def test_prefect_settings_files_of_the_working_directory_leave_the_start_to_prefect(
-    tmp_path: Path,
-) -> None:
-    """A server named in a file Prefect reads (not in the environment) must win: the early
-    start is skipped when such a file is there."""
-    from paperwatch.flow_runtime import _prefect_settings_files
-
-    assert _prefect_settings_files() == []  # the tests run in tmp_path
-    Path(".env").write_text("OTHER=1\n", encoding="utf-8")
-    Path("pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
-    assert _prefect_settings_files() == []
-    Path(".env").write_text("PREFECT_API_URL=http://127.0.0.1:4200/api\n", encoding="utf-8")
-    Path("prefect.toml").write_text("[api]\nurl = 'http://127.0.0.1:4200/api'\n", encoding="utf-8")
-    Path("pyproject.toml").write_text("[tool.prefect.api]\nurl = 'x'\n", encoding="utf-8")
-    assert _prefect_settings_files() == [Path("prefect.toml"), Path(".env"), Path("pyproject.toml")]
-    assert Path.cwd() == tmp_path
-
-
-def _gone(pid: int) -> bool:
-    """True once ``pid`` has exited (a zombie waiting for its reaper counts as gone)."""
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def _wait_gone(pid: int) -> bool:
-    """Poll until ``pid`` is gone, for at most two minutes (a loaded machine is slow to
-    schedule the exit; nothing here depends on how long it takes)."""
-    import time
-
-    deadline = time.monotonic() + 120
-    while not _gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return _gone(pid)
-
-
-@pytest.mark.server
-def test_a_server_whose_command_is_killed_outright_right_after_the_start_stops(
-    tmp_path: Path,
-) -> None:
-    """SIGKILL of the command between starting the server and starting its guard process
-    (or registering the stop at exit): the kernel stops the server (PR_SET_PDEATHSIG), and
-    the home's start lock is free for the next run."""
-    code = (
-        "import os, signal, sys\n"
-        "from pathlib import Path\n"
-        "from paperwatch.prefect_server import TemporaryServer\n"
-        "server = TemporaryServer(Path(sys.argv[1]), None, 600)\n"
-        "server.start()\n"
-        "print(server.process.pid, flush=True)\n"
-        "os.kill(os.getpid(), signal.SIGKILL)\n"
-    )
-    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    env["PREFECT_HOME"] = str(tmp_path / "home")
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "home")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == -9, done.stderr
-    pid = int(done.stdout)
-    assert _wait_gone(pid)
-    from filelock import FileLock
-
-    with FileLock(tmp_path / "home" / "paperwatch-server-start.lock", timeout=0):
-        pass
-
-
-#: A stand-in for the server (``python -c``, argv: the listening socket's fd): it works
-#: (uses CPU) in short bursts between sleeps until it has used ``cpu`` CPU seconds, then
-#: answers ``GET /api/health`` with 200.
-_SLOW_SERVER = """
-import http.server, socket, sys, time
-cpu = float(sys.argv[2])
-while time.process_time() < cpu:
-    start = time.process_time()
-    while time.process_time() - start < 0.05:
-        pass
-    time.sleep(0.05)
-class Health(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path == "/api/health" else 404)
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Health, bind_and_activate=False)
-server.socket = socket.socket(fileno=int(sys.argv[1]))
-server.serve_forever()
-"""
-
-
-def _stand_in(tmp_path: Path, code: str, *args: str) -> TemporaryServer:
-    """A TemporaryServer whose process is ``python -c code <socket fd> args...``."""
-    import socket
-
-    from filelock import FileLock
-
-    server = TemporaryServer(tmp_path / "home", None, timeout_s=2)
-    server.home.mkdir(parents=True)
-    server._lock = FileLock(server.home / "lock", thread_local=False)
-    server._lock.acquire()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    server.api_url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
-    server.process = subprocess.Popen(
-        [sys.executable, "-c", code, str(sock.fileno()), *args], pass_fds=[sock.fileno()]
-    )
-    sock.close()
-    return server
-
-
-@pytest.mark.slow
-def test_wait_waits_while_the_server_works_and_fails_when_it_stalls_or_spins(
-    tmp_path: Path,
-) -> None:
-    """A slow start (a loaded machine) is waited out for as long as the server uses CPU;
-    a server that uses none for ``timeout_s`` seconds, or more than ``timeout_s`` CPU
-    seconds without answering, is given up on. Here ``timeout_s`` is 2."""
-    slow = _stand_in(tmp_path / "slow", _SLOW_SERVER, "1.5")  # 3 s of work and sleep
-    try:
-        slow.wait()  # a wall-clock limit of 2 s would have failed it
-    finally:
-        slow.stop()
-    for name, code, message in (
-        ("stalled", "import time; time.sleep(600)", r"^it made no progress for 2 s; its output: "),
-        ("spinning", "while True: pass", r"^it used \d+ CPU seconds without answering"),
-    ):
-        given_up = _stand_in(tmp_path / name, code)
-        try:
-            with pytest.raises(RuntimeError, match=message):
-                given_up.wait()
-        finally:
-            given_up.stop()
-    from filelock import FileLock
-
-    for name in ("slow", "stalled", "spinning"):  # wait() released the start lock each time
-        with FileLock(tmp_path / name / "home" / "lock", timeout=0):
-            pass
