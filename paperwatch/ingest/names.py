@@ -391,27 +391,9 @@ def find_method_name(
         The name with its TeX rendered (:func:`render_tex_name`: ``SP^2ec`` → SP²ec), or
         None when the abstract introduces none. Nothing is raised.
 
-    Rules, first that gives a name wins (sources: hand labels of the seed abstracts and
-    the missed kinds of issue 17, each pinned by tests/data/method_names/examples.tsv):
-
-    1. An introducing phrase ("we propose", "we therefore introduce", "this paper
-       presents", "by introducing", "and further propose", "we address this gap with")
-       and after it: a naming word ("called Ha-FCL", "termed GEAM"); else a
-       parenthesised acronym ("a Spatial Pivot-Aligned Coordinate-free Embedding
-       (SPACE) framework" → SPACE); else the run of capitalised words right after the
-       verb, skipping an article ("we introduce Graph Cascades," → Graph Cascades).
-       Once a lowercase descriptive word was read, only a parenthesised acronym can
-       follow. A name that is a macro's name (hsco) becomes the capitalised word of the
-       abstract that starts with it (HSCO-Bench), or is dropped.
-    2. "Our <noun phrase> <algorithm|method|framework|…> X" or "the proposed method X"
-       with X a coined name (two capitals, or a digit, ``^``, ``+`` or ``-`` inside).
-    3. A coined name followed by its expansion after an article
-       ("SOLA: a Structured Operator Library for Attention"), initials matching.
-    4. A coined name opening a sentence with a problem-solving verb ("SPEXT resolves
-       this through …"), unless the abstract defines it as an acronym in parentheses
-       ("large language models (LLMs)").
-
-    Generic words ("a", "novel", "framework", "LLMs") are never a name.
+    The rules, first that gives a name wins, are in docs/cleaning.md ("Facts of an entry");
+    sources: hand labels of the seed abstracts and the missed kinds of issue 17, each pinned
+    by tests/data/method_names/examples.tsv.
     """
     names = frozenset(macro_names or ())
     parts = _clean.split_sentences(abstract) if sentences is None else sentences
