@@ -15,14 +15,14 @@ maps to rows (``unexpected_index_list``) and a batch spanning several files can 
 validated at once and split per file afterwards. A batch is validated in two passes
 (:meth:`_GxRunner.run`): the whole suite with Great Expectations' ``BOOLEAN_ONLY`` result
 format, then only what did not pass with ``COMPLETE`` (its failing rows), which gives what
-one ``COMPLETE`` run gives for about half the CPU.
+one ``COMPLETE`` run gives (docs/design.md, "Great Expectations in two passes").
 
 A broken expectation (e.g. a column that does not exist) does not raise inside
 Great Expectations: it returns ``success=False`` with ``raised_exception``. Such a
 result has outcome ``error``: it is recorded and reported as a fault of the check,
 and quarantines nothing (the data was not judged).
 
-``great_expectations`` is imported lazily (about 3-5 s) on the first validation.
+``great_expectations`` is imported lazily, on the first validation.
 """
 
 from __future__ import annotations
