@@ -102,8 +102,8 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: Below this many pending bytes a run prepares files in its own process: starting
-#: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
+#: Below this many pending bytes a run starts at most one preparation process
+#: (:func:`prepare_pool`; docs/design.md, "Batch sizes").
 POOL_MIN_BYTES = 8 * 1024 * 1024
 #: From this many pending bytes on, a run keeps the database open for all its batches
 #: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
@@ -566,10 +566,9 @@ def prepare_pool(
     """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
     threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each.
 
-    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending, starting
-    several workers costs more than it saves: with a ceiling, the pool has one process
-    (about 1 s to start: a file that aborts or exhausts memory must not take the run
-    down, nor make every later run crash on it); with a time limit per file
+    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending: with a
+    ceiling, the pool has one process (a file that aborts or exhausts memory must not
+    take the run down, nor make every later run crash on it); with a time limit per file
     (``timeout_s``, setting ``prepare_timeout_s``) too, since only a process of its own
     can be stopped; with neither (both 0), None: the files are prepared in this process,
     where exceptions are contained but an abort or a hang is not.
