@@ -16,10 +16,8 @@ and, when it is locked, retries with exponential backoff up to
 message says which process holds the lock. People query a copy instead, which
 paperwatch republishes after each run (:mod:`paperwatch.db.snapshot`).
 
-A bulk load (a backfill) keeps one connection open instead (:func:`session`):
-with the v1.5 storage format a checkpoint rewrites every table that has an index
-(``papers``, ``paper_occurrences``) whole, so checkpointing after every batch
-would make a backfill quadratic in its size.
+A bulk load (a backfill) keeps one connection open instead (:func:`session`), not
+checkpointing after every batch (docs/design.md, "Checkpoints of a bulk session").
 """
 
 from __future__ import annotations
