@@ -21,21 +21,12 @@ ALLOCATOR_CONF = "dirty_decay_ms:30000"
 
 
 def keep_freed_memory() -> bool:
-    """Let the processes paperwatch starts from now on, and this one when Polars is not
-    imported yet, keep memory Polars freed for up to 30 s (:data:`ALLOCATOR_CONF`)
-    instead of Polars' about 1.5 s, by adding it to :data:`ALLOCATOR_CONF_ENV` in
-    ``os.environ`` when it is unset, empty, or exactly :data:`POLARS_OWN_ALLOCATOR_CONF`
-    (which Polars writes there when it loads, so processes a run starts inherit it);
-    any other value, the user's, is left alone.
+    """Keep memory Polars freed for up to 30 s (:data:`ALLOCATOR_CONF`) instead of about 1.5 s.
 
-    Why: a backfill frees and allocates hundreds of megabytes per batch in each process,
-    and memory handed back to the system comes back through page faults (on the
-    project's kind of virtual machine at about 200 MB/s, 40 times slower than memory
-    the process kept: ``bench/first_touch.py``). In a 100,000-abstract backfill the
-    run's processes took about 3.3 million minor page faults and 9 CPU-s of system time;
-    with 30 s, 1.7-1.8 million and 6 CPU-s, and the run 1-2 s shorter; at 1,000,000
-    abstracts the process tree's peak RSS grew by about 400-450 MiB (bench/RESULTS.md,
-    round of 2026-12-05, morning).
+    Sets :data:`ALLOCATOR_CONF_ENV` in ``os.environ`` when it is unset, empty or exactly
+    :data:`POLARS_OWN_ALLOCATOR_CONF`; any other (the user's) value is left alone. Takes
+    effect in processes started from now on, and in this one if Polars is not imported yet.
+    Why, with figures: docs/design.md, "Polars' allocator: keeping freed memory".
 
     Returns:
         True when the option was added, False when the user's value was kept.

@@ -267,11 +267,7 @@ class Settings(BaseSettings):
         ge=0,
         description="How long a writer waits for a DuckDB file lock before failing.",
     )
-    # Defaults measured in bench/RESULTS.md: 1M abstracts in 20-file (29 MB) batches peaked
-    # at 3.9 GB; with 64 MiB batches at 5.3 GB and no faster. batch_bytes is what bounds
-    # memory for listings of ~1,000 abstracts (22 files of 1.4 MB); each batch costs two
-    # Great Expectations runs (about 1 s each, whatever the rows), so many small files go
-    # in few batches (20,000 one-abstract files: 4 batches, not 1,000).
+    # Why these batch defaults: docs/design.md, "Batch sizes".
     batch_files: int = Field(
         default=5000,
         ge=1,
@@ -298,8 +294,8 @@ class Settings(BaseSettings):
         description="Memory ceiling of each process that prepares files (RLIMIT_DATA, bytes; "
         "0: none): a file whose preparation needs more is quarantined, the rest of its "
         "batch loads. Files are then always prepared in worker processes (one when under "
-        "8 MiB are pending); 0 prepares small runs in the run's own process (about 1 s "
-        "faster, but a file that aborts the process ends the run). Also the memory limit "
+        "8 MiB are pending); 0 prepares small runs in the run's own process (they start "
+        "sooner, but a file that aborts the process ends the run). Also the memory limit "
         "of a temporary Dask cluster's workers.",
     )
     bulk_memory_limit_mb: int = Field(
@@ -307,9 +303,8 @@ class Settings(BaseSettings):
         ge=0,
         description="DuckDB's memory limit (MB) while a backfill (a run over 8 MiB) keeps "
         "the database open; 0: max(512, 128 x CPU cores). More is faster on a large "
-        "database and costs as much more peak memory: at 1,000,000 abstracts on 2 cores, "
-        "512 MB took 447 s with a 3,606 MiB peak, 1024 MB 383 s with 4,133 MiB "
-        "(bench/RESULTS.md). Every other connection keeps max(1024, 256 x cores).",
+        "database and costs as much more peak memory (figures in docs/design.md, under "
+        "DuckDB's memory limit). Every other connection keeps max(1024, 256 x cores).",
     )
     prepare_timeout_s: float = Field(
         default=300.0,

@@ -555,15 +555,9 @@ def _counted_word_grams(grams: pl.DataFrame, forms: int, docs: int) -> pl.DataFr
     acronym standing for the term, its expansion). A term with occurrences of both kinds
     is counted once less: "Expansion (ACR)" is one mention, counted once by each side.
 
-    The rows are sorted and counted by runs. Sorting one column of numbers costs far less
-    than sorting several, so each n-gram (doc, its three forms' positions + 1, 0 for
-    none, and ``from_acronym``) is packed into one 64-bit number, the documents taken
-    in ranges of at most :data:`_DOCS_PER_SORT`, fewer when ``forms`` (the batch's
-    number of word forms) leaves less room for the document in the number (``docs`` is
-    the batch's number of documents). When that room is under
-    :data:`_MIN_DOCS_PER_SORT` documents (131,072 forms or more, with more documents
-    than fit), the four columns are sorted as they are: many small ranges would cost
-    more than the sort they save.
+    ``forms`` is the batch's number of word forms, ``docs`` its number of documents; they
+    decide how n-grams are packed into 64-bit sort keys (docs/design.md, "Counting term
+    n-grams").
     """
     bits = forms.bit_length()
     room = 64 - 1 - 3 * bits  # bits left for the document

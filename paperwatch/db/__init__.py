@@ -16,10 +16,8 @@ and, when it is locked, retries with exponential backoff up to
 message says which process holds the lock. People query a copy instead, which
 paperwatch republishes after each run (:mod:`paperwatch.db.snapshot`).
 
-A bulk load (a backfill) keeps one connection open instead (:func:`session`):
-with the v1.5 storage format a checkpoint rewrites every table that has an index
-(``papers``, ``paper_occurrences``) whole, so checkpointing after every batch
-would make a backfill quadratic in its size.
+A bulk load (a backfill) keeps one connection open instead (:func:`session`), not
+checkpointing after every batch (docs/design.md, "Checkpoints of a bulk session").
 """
 
 from __future__ import annotations
@@ -53,14 +51,8 @@ _log = logging.getLogger("paperwatch.db")
 STORAGE_COMPATIBILITY = "v1.5.0"
 
 
-#: WAL size at which a bulk :func:`session` checkpoints (DuckDB's default is 16 MiB). The
-#: batches' appends of fewer rows than a row group go through the write-ahead log, so
-#: a 100,000-abstract run logs about 540 MB and checkpoints it at the end (about 6 s). 256 MB
-#: was tried, so that checkpoints would overlap the workers: 72.1 and 74.2 s against 74.3
-#: and 74.0 s with 1 GB for the 100k run of ``bench/cli.py`` on the 2-core machine, and
-#: about 300 MiB more peak RSS; it was not kept. Tables with an index would be rewritten
-#: whole at every checkpoint, which is why the bulk tables have none
-#: (``sql/migrations/0001_unindexed_bulk_tables.sql``).
+#: WAL size at which a bulk :func:`session` checkpoints (DuckDB's ``checkpoint_threshold``;
+#: its default is 16 MiB). Why 1 GB: docs/design.md, "Checkpoints of a bulk session".
 SESSION_CHECKPOINT_THRESHOLD = "1GB"
 #: DuckDB's memory limit per CPU core (it runs a thread per core, each with its own
 #: buffers), and at least :data:`MIN_MEMORY_LIMIT_MB` in all; see :func:`memory_limit`.
@@ -74,18 +66,9 @@ MIN_BULK_MEMORY_LIMIT_MB = 512
 def memory_limit(cores: int | None = None, bulk: bool = False) -> str:
     """DuckDB's memory limit on every connection paperwatch opens, e.g. ``'1024MB'``.
 
-    DuckDB's own default is 80 % of the RAM; paperwatch keeps the buffer cache, data not
-    yet checkpointed and large joins and aggregates (a busy week's term counts) within
-    ``max(1024 MB, 256 MB × cores)`` and spills to ``<database>.tmp/`` beyond. Measured
-    on 2 cores (bench/RESULTS.md): the document frequencies of a 500,000-paper week need
-    about 1 GB; with 512 MB DuckDB ran out of memory.
-
-    A bulk load (:func:`session`, ``bulk=True``) runs no such aggregate: it appends and
-    joins a batch at a time, while its own process holds the batch being loaded and the
-    next one. It gets ``max(512 MB, 128 MB × cores)``: measured on 2 cores through
-    ``paperwatch ingest`` (bench/RESULTS.md, one pair of runs each), the ingest process's
-    peak fell from 3,014 to 2,529 MiB at 100,000 abstracts with the same wall time, and
-    the process tree's from 4,431 to 3,827 MiB at 1,000,000.
+    ``max(1024 MB, 256 MB × cores)``, or for a bulk load's :func:`session` (``bulk=True``)
+    ``max(512 MB, 128 MB × cores)``; DuckDB spills to ``<database>.tmp/`` beyond it. Why
+    these sizes: docs/design.md, "DuckDB's memory limit".
 
     Args:
         cores: CPU cores (DuckDB's thread count); None for ``os.cpu_count()``.
@@ -191,12 +174,9 @@ def check_intact(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 def arrow_view(frame: pl.DataFrame) -> pa.Table:
     """``frame`` as an Arrow table to ``register`` with DuckDB, without copying its strings.
 
-    String columns stay Arrow string views (``utf8_view``), Polars' own layout, which
-    DuckDB scans as it scans any string column; ``frame.to_arrow()`` would first copy every
-    string into a ``large_string`` column. Measured on 3.9 million ``paper_terms`` rows (the
-    terms of a batch of about 23,000 generated abstracts, scratch script, 2 cores): 0.12-0.23 CPU-s of conversion
-    saved and the insert that reads the table no slower (1.47-1.85 against 1.52-1.83
-    CPU-s). Columns of other types are as ``to_arrow()`` gives them.
+    String columns stay Arrow string views (``utf8_view``, Polars' own layout) instead of
+    the ``large_string`` copy ``frame.to_arrow()`` makes; columns of other types are as
+    ``to_arrow()`` gives them (docs/design.md, "Arrow string views for DuckDB").
 
     Args:
         frame: any Polars data frame.

@@ -102,8 +102,8 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: Below this many pending bytes a run prepares files in its own process: starting
-#: worker processes (about 0.5 s each, importing Polars) would cost more than it saves.
+#: Below this many pending bytes a run starts at most one preparation process
+#: (:func:`prepare_pool`; docs/design.md, "Batch sizes").
 POOL_MIN_BYTES = 8 * 1024 * 1024
 #: From this many pending bytes on, a run keeps the database open for all its batches
 #: (:func:`paperwatch.db.session`): one checkpoint at the end instead of one per batch.
@@ -242,11 +242,8 @@ def split_results(
 
 #: With ``ramp`` (:func:`plan_batches`), the first batches get at most ``max_bytes`` over
 #: these divisors, in order, and the last two at most ``max_bytes`` over :data:`RAMP_TAIL`
-#: (last batch first). Batches overlap: the workers prepare one while this process
-#: validates and loads the one before, so the first batch's preparation and the last
-#: batch's loading are the parts nothing overlaps. Small end batches shorten both, for a
-#: few more Great Expectations runs (about 0.4 s each): 100,000 abstracts in 1.4 MB files
-#: are 9 batches instead of 5 (``bench/cli.py``, bench/RESULTS.md).
+#: (last batch first): small end batches shorten the parts of a run nothing overlaps
+#: (docs/design.md, "Batch ramp").
 RAMP_HEAD = (8, 4, 2)
 RAMP_TAIL = (8, 4)
 
@@ -569,10 +566,9 @@ def prepare_pool(
     """A :class:`PreparePool` of ``workers`` processes (``spawn`` start method: Polars'
     threads do not survive ``fork``) with a ceiling of ``memory_limit`` bytes each.
 
-    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending, starting
-    several workers costs more than it saves: with a ceiling, the pool has one process
-    (about 1 s to start: a file that aborts or exhausts memory must not take the run
-    down, nor make every later run crash on it); with a time limit per file
+    When ``workers`` is 1 or fewer than :data:`POOL_MIN_BYTES` are pending: with a
+    ceiling, the pool has one process (a file that aborts or exhausts memory must not
+    take the run down, nor make every later run crash on it); with a time limit per file
     (``timeout_s``, setting ``prepare_timeout_s``) too, since only a process of its own
     can be stopped; with neither (both 0), None: the files are prepared in this process,
     where exceptions are contained but an abort or a hang is not.
@@ -611,24 +607,11 @@ class BatchGarbage:
     """Frees each batch's memory as soon as the batch is loaded, not at Python's next full
     garbage collection; use as ``with BatchGarbage() as garbage: ... garbage.collect()``.
 
-    A batch's prepared data reaches the run through a Prefect future, and every
-    ``prefect.futures.PrefectConcurrentFuture`` is part of a reference cycle (the
-    ``concurrent.futures.Future`` it wraps keeps its done-callback, a bound method of the
-    Prefect future). When the run drops the future, the batch it returned (its polars
-    frames) waits for CPython's cyclic garbage collector, which runs a full collection only
-    once the objects that survived the last one have grown by a quarter
-    (https://devguide.python.org/internals/garbage-collector/): after the imports of Prefect
-    and Great Expectations that is seldom. In a 100,000-abstract backfill one full
-    collection ran during the batches, and the run's process held the data of every batch
-    before it: the run's process peaked at 2,628 MiB, against 1,821 MiB with a collection
-    after each batch (3,226 against 2,046 MiB at 1,000,000 abstracts; RSS sampled every
-    0.2-0.5 s, bench/RESULTS.md).
-
-    On entry the objects alive then (imported modules, the run's context) are moved to the
-    permanent generation (:func:`gc.freeze`), so that :meth:`collect` only looks at what the
-    run made since (2-16 ms a batch at 100,000 abstracts, against 0.3-0.44 s for a full
-    collection of everything); on exit they are handed back (:func:`gc.unfreeze`), so a
-    long-lived process (``paperwatch serve``, a Prefect worker) keeps nothing a run left.
+    A batch reaches the run through a Prefect future, which is part of a reference cycle,
+    so its frames wait for CPython's cyclic collector. On entry the objects alive then are
+    frozen (:func:`gc.freeze`), so :meth:`collect` looks only at what the run made since; on
+    exit they are unfrozen (:func:`gc.unfreeze`). Why, with figures: docs/design.md,
+    "Collecting each batch's garbage".
     """
 
     def __enter__(self) -> BatchGarbage:

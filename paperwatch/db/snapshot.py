@@ -1,29 +1,11 @@
 """The analysts' read-only snapshot: a copy of the database republished after every run that wrote.
 
-DuckDB lets one process write a file, and any other process holding it open (even
-read-only, even the ``duckdb -readonly`` CLI) blocks that writer. Analysts therefore
-query a copy, ``Settings.snapshot`` (default ``data/paperwatch.read.duckdb``), which
-paperwatch never opens for writing once it is published:
-
-1. the copy is written to a temporary file in the snapshot's folder
-   (``.<name>.<pid>.tmp``) by a process that holds the database open for writing,
-   right after a ``checkpoint``: everything committed is in the file, no other
-   process can change it meanwhile and this one writes nothing, so the bytes are one
-   consistent state of the database, tables and views alike, in the database's own
-   storage format (v1.5, which the ``duckdb`` CLI on PyPI reads);
-2. the temporary file is ``fsync``-ed, then :func:`os.replace`-d onto the snapshot
-   path and the folder ``fsync``-ed.
-
-Step 2 swaps the directory entry in one step: a reader that opened the old snapshot
-keeps reading the old file (its inode stays valid until the reader closes it), a new
-reader opens the new one, and nobody ever sees a half-written file at the snapshot
-path. A run that dies mid-copy leaves the previous snapshot as it was and a temporary
-file that the next publication removes.
-
-Why a copy of the file and not a rewrite of its tables (``COPY FROM DATABASE``) or
-Parquet files: measured in ``bench/RESULTS.md`` ("Analysts' snapshot"), the copy is
-5-20 times faster (1-2 s at 100,000 papers, 11-23 s at 1,000,000) and needs no
-memory; it takes as much disk as the database.
+``Settings.snapshot`` (default ``data/paperwatch.read.duckdb``) is never opened for writing
+once published. The writer copies the database file right after a ``checkpoint`` to
+``.<name>.<pid>.tmp`` in the snapshot's folder, ``fsync``-s it, :func:`os.replace`-s it onto
+the snapshot path and ``fsync``-s the folder: readers see the old or the new file, never a
+half-written one; a copy cut short leaves the previous snapshot and a temporary file the next
+publication removes. Why a file copy: docs/design.md, "Analysts' snapshot".
 """
 
 from __future__ import annotations

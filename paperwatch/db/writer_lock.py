@@ -1,23 +1,11 @@
 """One writer at a time: a cross-process file lock beside the DuckDB file.
 
-Why a file lock and not only Prefect's concurrency limit: the ``ingest-listings``
-deployment has a queueing deployment concurrency limit (``limit=1``,
-``ENQUEUE``, see ``flows/deployments.py``), which the Prefect server enforces
-for every run of *that* deployment, whether it is served (``paperwatch serve``)
-or picked up by several process workers (``prefect deploy``). That limit does not
-cover the other writers: the ``weekly-report`` deployment (which must wait for a
-running ingestion), ``paperwatch ingest``/``run``/``report`` started by hand, and
-``paperwatch watch --local``. The lock file ``<database>.writer.lock``
-(``fcntl.flock``/``LockFileEx`` through the ``filelock`` package) covers all of
-them, on one host or on hosts sharing the database's folder, and the operating
-system releases it when a process dies, so a crashed run never leaves it held
-(unlike a lease on a server-side global concurrency limit, which expires only after
-its TTL and is not there at all without a server).
-
-The lock is held for a whole flow run (:func:`holds_writer_lock`), while
-:func:`paperwatch.db.writer` still opens DuckDB only for the moments it writes,
-so a process holding the database itself is waited for only while a run writes;
-analysts query the snapshot (:mod:`paperwatch.db.snapshot`), which blocks nothing.
+The lock file ``<database>.writer.lock`` (``fcntl.flock``/``LockFileEx`` through the
+``filelock`` package) is held for a whole flow run (:func:`holds_writer_lock`) by every
+writer: served and deployed flow runs, commands started by hand, ``watch --local``. The
+operating system releases it when its process dies. :func:`paperwatch.db.writer` still
+opens DuckDB only for the moments it writes. Why a file lock and not only Prefect's
+concurrency limit: docs/design.md, "One writer at a time: a file lock".
 """
 
 from __future__ import annotations

@@ -341,11 +341,9 @@ class BatchWrites(Writes):
 
 
 def validation_frame(columns: dict[str, list[object]]) -> pl.DataFrame:
-    """``pl.DataFrame(columns, schema=VALIDATION_SCHEMA)``, built faster for a batch of many
-    files (about 40 rows per file: 820,000 rows for 20,000 files): a ``validated_at``
-    column of one value is repeated rather than converted datetime by datetime, and the
-    ``unexpected_examples`` lists (nearly all empty) become one Arrow list array from
-    their flattened values and offsets (5.5 CPU-s down to about 0.3 for 820,000 rows).
+    """``pl.DataFrame(columns, schema=VALIDATION_SCHEMA)``, built faster for many rows: a
+    ``validated_at`` of one value is repeated, and ``unexpected_examples`` becomes one Arrow
+    list array (docs/design.md, "Building the validation frame").
 
     Args:
         columns: one list per column of :data:`VALIDATION_SCHEMA`, all the same length;

@@ -72,11 +72,9 @@ _T = TypeVar("_T")
 def _whole(value: _T) -> _T:
     """Pass ``value`` to a task as one opaque parameter (Prefect's ``quote``).
 
-    Prefect walks every task parameter, element by element, looking for futures and
-    states to wait on and to record as the task run's inputs; on a batch of 10,000
-    entries that walk cost more CPU than loading them (``bench/cli.py``, issue 14).
-    The values passed here hold no futures, so the walk finds nothing: the task gets
-    the value itself, unchanged.
+    The task gets the value itself, unchanged, and Prefect does not walk it looking for
+    futures (the values passed here hold none). Why: docs/design.md, "Task parameters
+    passed whole".
     """
     return cast(_T, quote(value))
 

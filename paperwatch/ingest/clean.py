@@ -206,9 +206,7 @@ _BRACES = re.compile(r"[{}](?<!\\[{}])")
 # --- Markdown --------------------------------------------------------------
 # Here and in _MATH and _BRACES above, a pattern starts with its delimiter and looks
 # behind the delimiter it has read ("\*(?<![\w*]\*)" rather than "(?<![\w*])\*"): it
-# matches exactly the same, and the regex engine jumps from one delimiter to the next
-# instead of trying the lookbehind at every character (strip_markup: 72 µs an abstract of
-# the benchmark corpus against 130 µs).
+# matches exactly the same, faster (docs/design.md, "Fast paths in cleaning and parsing").
 
 _STRONG = re.compile(
     r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|__(?<![\w_]__)(?=\S)(.+?)(?<=\S)__(?![\w_])"
@@ -326,7 +324,7 @@ _FLAGGED_DAMAGE = re.compile(r"[®±¯°²][a-z]")
 
 @cache
 def _known_words() -> Any:
-    """pyspellchecker's English dictionary (loaded once per process, about 0.5 s)."""
+    """pyspellchecker's English dictionary (loaded once per process, on first use)."""
     from spellchecker import SpellChecker
 
     return SpellChecker(language="en", distance=1)
@@ -482,9 +480,7 @@ def collapse_spaces(text: str) -> str:
     """``text`` with each run of white space (``str.isspace``: ``\\s`` of ``re``) made one
     ASCII space, and none at either end: ``" ".join(text.split())``, which it returns.
 
-    Text already in that form (clean text nearly always is) is returned as it is,
-    without splitting it into words and joining them again (27 µs an abstract of
-    1,500 characters on the benchmark machine).
+    Text already in that form (clean text nearly always is) is returned as it is.
     """
     return text if _single_spaced(text) else " ".join(text.split())
 
@@ -505,8 +501,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     or hide text in the report.
 
     Each rule runs only when the character it needs is in the text (a backslash,
-    ``$``, ``*``, ``_``, a brace, a backtick, ``://``): the same result, about
-    three times faster on typical abstracts, which hold little markup.
+    ``$``, ``*``, ``_``, a brace, a backtick, ``://``), with the same result.
     """
     text = raw if raw.isprintable() else _INVISIBLE.sub("", raw)
     backslash = "\\" in text
@@ -567,8 +562,8 @@ TYPOGRAPHIC_FOLDS = str.maketrans(
     }
 )
 _TYPOGRAPHIC = frozenset(chr(code) for code in TYPOGRAPHIC_FOLDS)
-# str.translate with a dict looks up every character of a non-ASCII text (about 170 µs an
-# abstract); a regex visits only the characters to fold (about 15 µs), with the same result.
+# A regex visits only the characters to fold; same result as str.translate with
+# TYPOGRAPHIC_FOLDS (docs/design.md, "Fast paths in cleaning and parsing").
 _TYPOGRAPHIC_CHAR = re.compile("[" + re.escape("".join(sorted(_TYPOGRAPHIC))) + "]")
 
 
@@ -580,7 +575,7 @@ def normalise_for_id(abstract: str) -> str:
     """The identity form of a clean abstract: NFKC, typographic quotes, apostrophes and
     dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", abstract)
-    if not text.isascii():  # (a regex scan: ``frozenset.isdisjoint`` took 15 µs an abstract)
+    if not text.isascii():
         text = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, text)
     return collapse_spaces(text.casefold())
 
@@ -618,11 +613,9 @@ def sentence_ends(text: str) -> list[tuple[int, int]]:
     order: what ``[m.span() for m in _SENTENCE_END.finditer(text)]`` gives.
 
     Each terminator (``. ! ?``, and ``。！？`` in text that is not ASCII) is looked up with
-    ``str.find`` and only the characters after it are matched, where Python's regex engine
-    tests every position of the text for the terminator class: 6.1-7.6 µs against
-    9.7-11.8 µs an abstract of the 100k benchmark corpus (20,000 abstracts, quiet 2-core
-    machine, bench/RESULTS.md). Matches cannot overlap (a terminator is not white space),
-    so each is found on its own.
+    ``str.find`` and only the characters after it are matched (docs/design.md, "Fast
+    paths in cleaning and parsing"). Matches cannot overlap (a terminator is not white
+    space), so each is found on its own.
     """
     spans: list[tuple[int, int]] = []
     for terminator in _ASCII_TERMINATORS if text.isascii() else _TERMINATORS:
@@ -679,8 +672,8 @@ def latin_or_cjk_share(text: str) -> float:
     # letters); only the non-ASCII characters are judged one by one, each distinct one once.
     ascii_part = text.encode("ascii", "ignore")
     letters = latin_or_cjk = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
-    # (Deleting the ASCII runs visits far fewer places than finding the non-ASCII ones:
-    # 11 µs against 41 µs an abstract with a few typographic quotes.)
+    # (Deleting the ASCII runs rather than finding the non-ASCII ones: docs/design.md,
+    # "Fast paths in cleaning and parsing".)
     for char, n in Counter(_ASCII_RUN.sub("", text)).items():
         if not char.isalpha():
             continue

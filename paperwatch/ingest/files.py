@@ -169,10 +169,9 @@ class PreparedFile:
     def without_entries(self) -> PreparedFile:
         """This file without its :class:`PreparedEntry` objects (``entry_count`` kept).
 
-        A prepared batch sends its files to the process that loads them; their entries
-        travel as the rows of :attr:`paperwatch.ingest.prepare.PreparedBatch.entries`, so the
-        objects would be the same text a second time: about 70 of 360 MB pickled per
-        23,000-abstract batch, and most of the time the loading process spends unpickling.
+        Their entries travel to the loading process as the rows of
+        :attr:`paperwatch.ingest.prepare.PreparedBatch.entries` only (docs/design.md,
+        "Batches spooled to files").
         """
         return replace(self, entries=())
 

@@ -39,9 +39,8 @@ _INTRO = re.compile(
     r"(?:this|these|that|the|such|both)\b[^.;:,]{0,40}?\bwith\s)"
 )
 #: Words one of which every match of :data:`_INTRO` holds (its verbs, "resolve" in
-#: "solve"): a sentence with none of them is not searched. The regex, which cannot
-#: skip ahead to a literal, costs about three times as much per sentence as these
-#: substring tests (13.7 µs against 4.2 µs on the benchmark corpus's sentences).
+#: "solve"): a sentence with none of them is not searched (docs/design.md, "Fast paths in
+#: cleaning and parsing").
 _INTRO_WORDS = (
     "propos",
     "introduc",
@@ -143,7 +142,7 @@ _OUR_NAME = re.compile(
 #: Words one of which every match of :data:`_OUR_NAME` holds.
 _OUR_WORDS = ("our", "Our", "proposed")
 #: What every match of :data:`_APPOSITIVE` holds: a sentence without it is not searched
-#: (1.2 µs a sentence against 8.8 µs for the whole pattern, which starts with a lookbehind).
+#: (docs/design.md, "Fast paths in cleaning and parsing").
 _APPOSITIVE_HINT = re.compile(r"[:,—–]\s*(?:an?|the)\s")
 #: "SOLA: a Structured Operator Library for Attention" (the name, then its expansion).
 _APPOSITIVE = re.compile(
@@ -391,27 +390,9 @@ def find_method_name(
         The name with its TeX rendered (:func:`render_tex_name`: ``SP^2ec`` → SP²ec), or
         None when the abstract introduces none. Nothing is raised.
 
-    Rules, first that gives a name wins (sources: hand labels of the seed abstracts and
-    the missed kinds of issue 17, each pinned by tests/data/method_names/examples.tsv):
-
-    1. An introducing phrase ("we propose", "we therefore introduce", "this paper
-       presents", "by introducing", "and further propose", "we address this gap with")
-       and after it: a naming word ("called Ha-FCL", "termed GEAM"); else a
-       parenthesised acronym ("a Spatial Pivot-Aligned Coordinate-free Embedding
-       (SPACE) framework" → SPACE); else the run of capitalised words right after the
-       verb, skipping an article ("we introduce Graph Cascades," → Graph Cascades).
-       Once a lowercase descriptive word was read, only a parenthesised acronym can
-       follow. A name that is a macro's name (hsco) becomes the capitalised word of the
-       abstract that starts with it (HSCO-Bench), or is dropped.
-    2. "Our <noun phrase> <algorithm|method|framework|…> X" or "the proposed method X"
-       with X a coined name (two capitals, or a digit, ``^``, ``+`` or ``-`` inside).
-    3. A coined name followed by its expansion after an article
-       ("SOLA: a Structured Operator Library for Attention"), initials matching.
-    4. A coined name opening a sentence with a problem-solving verb ("SPEXT resolves
-       this through …"), unless the abstract defines it as an acronym in parentheses
-       ("large language models (LLMs)").
-
-    Generic words ("a", "novel", "framework", "LLMs") are never a name.
+    The rules, first that gives a name wins, are in docs/cleaning.md ("Facts of an entry");
+    sources: hand labels of the seed abstracts and the missed kinds of issue 17, each pinned
+    by tests/data/method_names/examples.tsv.
     """
     names = frozenset(macro_names or ())
     parts = _clean.split_sentences(abstract) if sentences is None else sentences

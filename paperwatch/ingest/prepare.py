@@ -81,13 +81,8 @@ def batch_terms(prepared: Iterable[PreparedFile]) -> pl.DataFrame:
 
 def key_numbers(keys: pl.Series | list[str]) -> pl.Series:
     """:func:`~paperwatch.analysis.terms.abstract_key` values (16 hex digits each) as the UInt64
-    numbers they spell, in order (same order: the keys have one length).
-
-    The terms of a batch travel from the preparation workers to the flow process keyed by
-    abstract, one row per (abstract, term): some 17 million rows at 100,000 abstracts. As
-    numbers the key column is 8 bytes a row instead of a 16-byte string, which makes the
-    frame 40 % smaller to pickle and faster to join with the new papers (measured on a
-    1.87-million-row batch: 67 MB against 112 MB pickled, about half the unpickling CPU).
+    numbers they spell, in order (same order: the keys have one length); why numbers:
+    docs/design.md, "Terms keyed by number".
 
     Raises:
         polars.exceptions.InvalidOperationError: a key is not hexadecimal."""
@@ -355,14 +350,8 @@ def spool_batch(batch: PreparedBatch, folder: Path) -> SpooledBatch | PreparedBa
     """Write the frames of ``batch`` that have rows to Arrow IPC files in ``folder`` (files
     of unique names, uncompressed, strings as string views) and return it without them.
 
-    Pickled through a pipe, a worker's batch is held twice by the loading process while
-    it arrives (multiprocessing's growing receive buffer, then Polars' copy out of it);
-    from a file it is read once. Measured through ``paperwatch ingest`` (bench/RESULTS.md,
-    one pair of runs each, 2 cores): the process tree's peak fell from 3,934 to 3,606 MiB
-    at 1,000,000 abstracts and from 3,531 to 3,370 MiB at 100,000, with the same CPU time
-    within the noise (810 against 809 CPU-s at 1M). On one chunk of 6 generated files
-    (6,000 abstracts, 46 MB of frames; scratch script) the receiving process spent 0.085
-    against 0.19-0.29 CPU-s and the worker 0.06-0.08 against 0.18-0.19.
+    From a file the loading process reads a batch once, not twice as through a pipe
+    (docs/design.md, "Batches spooled to files").
 
     Returns:
         A :class:`SpooledBatch`; or ``batch`` itself (frames kept, to be pickled) when a

@@ -15,14 +15,14 @@ maps to rows (``unexpected_index_list``) and a batch spanning several files can 
 validated at once and split per file afterwards. A batch is validated in two passes
 (:meth:`_GxRunner.run`): the whole suite with Great Expectations' ``BOOLEAN_ONLY`` result
 format, then only what did not pass with ``COMPLETE`` (its failing rows), which gives what
-one ``COMPLETE`` run gives for about half the CPU.
+one ``COMPLETE`` run gives (docs/design.md, "Great Expectations in two passes").
 
 A broken expectation (e.g. a column that does not exist) does not raise inside
 Great Expectations: it returns ``success=False`` with ``raised_exception``. Such a
 result has outcome ``error``: it is recorded and reported as a fault of the check,
 and quarantines nothing (the data was not judged).
 
-``great_expectations`` is imported lazily (about 3-5 s) on the first validation.
+``great_expectations`` is imported lazily, on the first validation.
 """
 
 from __future__ import annotations
@@ -206,10 +206,9 @@ class _GxRunner:
         from great_expectations.execution_engine import pandas_execution_engine
 
         _quiet_gx_logs()
-        # Great Expectations fingerprints every pandas frame it validates (an md5 over
-        # pandas.util.hash_pandas_object of all rows) for a batch marker paperwatch never
-        # reads: about 0.15 CPU-s of the 1.1 a 21,000-row ``papers`` batch takes. Frames
-        # of HASH_THRESHOLD bytes or more are not fingerprinted; the results are the same.
+        # Frames of HASH_THRESHOLD bytes or more are not fingerprinted (a batch marker
+        # paperwatch never reads); the results are the same (docs/design.md,
+        # "Great Expectations in two passes").
         pandas_execution_engine.HASH_THRESHOLD = 0
         self._gx = gx
         self.context = gx.get_context(mode="ephemeral")
@@ -247,12 +246,8 @@ class _GxRunner:
         2. the expectations that failed or raised, again with ``COMPLETE``, one at a time
            (:meth:`great_expectations.validator.v1_validator.Validator.validate_expectation`).
 
-        Both passes of a 22,000-entry ``papers`` batch took 0.29-0.38 s against 0.42-0.63 s
-        in one ``COMPLETE`` run (``python bench/bench_validation.py --n 22000``,
-        bench/RESULTS.md). A passing expectation's ``COMPLETE`` result differs from its
-        ``BOOLEAN_ONLY`` one only in counts that paperwatch takes from the frame (no suite
-        uses ``mostly``, so a pass has no unexpected row); tests/test_validate.py compares
-        the two forms.
+        Why, and why the results are the same: docs/design.md, "Great Expectations in two
+        passes" (tests/test_validate.py compares the two forms).
         """
         from great_expectations.validator.v1_validator import Validator
 

@@ -13,11 +13,8 @@ tell which file killed a worker.
 - :func:`start_server_guard` makes sure Prefect's temporary API server of a command-line
   run stops when the run is killed.
 
-Why ``RLIMIT_DATA`` and not ``RLIMIT_AS``: a worker that imported Polars and extracted
-terms maps about 850 MB of address space (thread stacks, allocator reservations; more on
-machines with more cores) but only about 120 MB of private data. ``RLIMIT_DATA`` (Linux
-4.7 and later: private writable mappings, including anonymous ``mmap``) bounds what
-memory a file can make a worker use, without failing on reservations.
+The ceiling is ``RLIMIT_DATA`` (Linux 4.7 and later: private writable mappings), not
+``RLIMIT_AS``: docs/design.md, "Worker memory ceiling".
 """
 
 from __future__ import annotations
