@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -108,8 +108,11 @@ class Reader(BaseModel):
 
     Each reader gets a message of their own that starts with the week's papers
     picked for them ("For you": their library, authors and topics, less their
-    exclusions; docs/email.md); the rest of it is the week's report.
+    exclusions; docs/email.md); the rest of it is the week's report. An unknown key
+    (a misspelt ``libary``) is refused, as everywhere in the settings.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     address: str = Field(description="The reader's mailbox, e.g. ann@example.org.")
     topics: list[str] = Field(
@@ -419,6 +422,10 @@ class _TomlWithoutSecrets(TomlConfigSettingsSource):
             return super()._read_file(file_path)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{file_path}: not valid TOML: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{file_path}: not UTF-8 text (byte {exc.start}); a settings file is TOML"
+            ) from None
 
     def __call__(self) -> dict[str, object]:
         data = super().__call__()

@@ -154,3 +154,24 @@ def test_a_run_waiting_for_a_reader_says_so_once_then_fails_in_one_line(
     waits = [x for x in result.stderr.splitlines() if "waiting up to 3 s for" in x]
     assert len(waits) == 1, result.stderr
     assert "it is held open by" in waits[0] and f"(PID {os.getpid()})" in waits[0]
+
+
+def test_a_report_folder_that_is_a_file_is_named_as_the_report_folder(
+    seeded_database: Path, tmp_path: Path
+) -> None:
+    """``-o`` naming an existing file beside the database: the error is about the report
+    folder (``--report-dir``), not the database's folder."""
+    from typer.testing import CliRunner
+
+    from paperwatch.cli import app
+
+    database = tmp_path / "pw.duckdb"
+    database.write_bytes(seeded_database.read_bytes())
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    result = CliRunner().invoke(
+        app, ["report", "--week", SEEDS_WEEK, "-d", str(database), "-o", str(blocker)]
+    )
+    assert result.exit_code == 1
+    assert result.output.startswith(f"error: cannot write the report (File exists: {blocker}); ")
+    assert "--report-dir" in result.output and "database's folder" not in result.output

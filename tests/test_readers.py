@@ -11,7 +11,7 @@ from paperwatch.ingest import readers
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.readers import ReaderError, decide_format
 from paperwatch.ingest.readers.bibtex import tex_escapes
-from paperwatch.ingest.readers.records import external_id
+from paperwatch.ingest.readers.records import author_names, external_id
 
 DATA = Path(__file__).parent / "data" / "formats"
 ROUTERS, BIRDS, SHEETS = "80e45c64b6324e99", "5302f766e5b0d977", "4339e55a095e6ba4"
@@ -282,3 +282,22 @@ def test_found_pmlr_volume() -> None:
         True,
         "https://proceedings.mlr.press/v301/brandt26b.html",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "names"),
+    [
+        ("Lee, Ann and Moreau, Émilie", ("Ann Lee", "Émilie Moreau")),
+        ("Lee, Ann; Moreau, Émilie", ("Ann Lee", "Émilie Moreau")),
+        ("Lee, Ann", ("Ann Lee",)),
+        ("Lee, A. & Li, B.", ("A. Lee", "B. Li")),
+        ("Ann Lee, Bo Li and Cy Dee", ("Ann Lee", "Bo Li", "Cy Dee")),
+        ("Ann Lee, Bo Li", ("Ann Lee", "Bo Li")),
+        ("Ann Lee and Bo Li", ("Ann Lee", "Bo Li")),
+        (["Lee, Ann"], ("Lee, Ann",)),  # a list holds names as given
+    ],
+)
+def test_names_written_last_first_are_turned_round(value: object, names: tuple[str, ...]) -> None:
+    """A string of ``Last, First`` names (BibTeX's way, also seen in JSON, Markdown and RSS
+    digests) gives the names a reader follows (``Ann Lee``), not four half-names."""
+    assert author_names(value) == names

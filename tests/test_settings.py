@@ -74,3 +74,28 @@ def test_unknown_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAPERWATCH_TIMEZONE", "Mars/Olympus")
     with pytest.raises(ValidationError, match="unknown IANA time zone 'Mars/Olympus'"):
         load_settings()
+
+
+def test_a_misspelt_reader_key_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``libary`` for ``library`` would silently give a reader no library: refused, named."""
+    toml = write(
+        tmp_path / "pw.toml",
+        '[[smtp.readers]]\naddress = "ann@example.org"\nlibary = "ann.bib"\n',
+    )
+    monkeypatch.setenv("PAPERWATCH_CONFIG", str(toml))
+    with pytest.raises(ValidationError) as caught:
+        load_settings()
+    (error,) = caught.value.errors()
+    assert (error["loc"], error["type"]) == (("smtp", "readers", 0, "libary"), "extra_forbidden")
+
+
+def test_a_settings_file_that_is_not_text_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toml = tmp_path / "pw.toml"
+    toml.write_bytes(b"\xff\xfetimezone = 1\n")
+    monkeypatch.setenv("PAPERWATCH_CONFIG", str(toml))
+    with pytest.raises(
+        ValueError, match=rf"^{toml}: not UTF-8 text \(byte 0\); a settings file is TOML$"
+    ):
+        load_settings()

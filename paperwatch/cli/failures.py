@@ -99,16 +99,19 @@ def os_error_exit(settings: Settings, exc: OSError) -> typer.Exit:
             "was rolled back, so the database holds what it held before it (a run records "
             "the files it loaded before). Free some space and run again"
         )
+    report_dir = settings.report_dir.resolve()
+    if name and (
+        Path(name).resolve() == report_dir or Path(name).resolve().is_relative_to(report_dir)
+    ):
+        return fail(
+            f"cannot write the report ({reason}: {name}); make the report folder "
+            f"{settings.report_dir} writable for this user, or give --report-dir"
+        )
     if name and Path(name).resolve().parent == database.resolve().parent:
         return fail(
             f"cannot write in the database's folder {database.parent} ({reason}: {name}); "
             "paperwatch writes the database, its write-ahead log and its lock file there, "
             "and wrote nothing: make the folder writable for this user, or give --database "
             "in a writable one"
-        )
-    if name and Path(name).resolve().is_relative_to(settings.report_dir.resolve()):
-        return fail(
-            f"cannot write the report ({reason}: {name}); make the report folder "
-            f"{settings.report_dir} writable for this user, or give --report-dir"
         )
     return fail(f"{reason}{': ' + name if name else ''}")

@@ -30,6 +30,8 @@ ANNOUNCE_PREFIX = re.compile(
     r"\A\s*arXiv:\S+\s+Announce\s+Type:\s*\S+\s*(?:Abstract:\s*)?", re.IGNORECASE
 )
 _AUTHOR_SPLIT = re.compile(r"\s*(?:;|,|\band\b|&)\s*")
+#: Separators of names that may themselves be written "Last, First" (BibTeX's convention).
+_NAME_LIST_SPLIT = re.compile(r"\s*(?:;|\band\b|&)\s*")
 
 
 def arxiv_id(value: str | None) -> str | None:
@@ -139,11 +141,12 @@ def first_url(value: str | None) -> str | None:
 def author_names(value: object) -> tuple[str, ...]:
     """Author names from a field: a list of names, of ``{"name": …}`` or
     ``{"first": …, "last": …}`` objects, or one string separated by commas, semicolons,
-    "and" or "&". Empty names are dropped; order kept."""
+    "and" or "&" (names written ``Last, First`` are turned round: :func:`_split_names`).
+    Empty names are dropped; order kept."""
     if value is None:
         return ()
     if isinstance(value, str):
-        parts = _AUTHOR_SPLIT.split(value)
+        parts = _split_names(value)
     elif isinstance(value, list | tuple):
         parts = []
         for item in value:
@@ -157,6 +160,26 @@ def author_names(value: object) -> tuple[str, ...]:
     else:
         parts = [str(value)]
     return tuple(" ".join(p.split()) for p in parts if p and p.strip())
+
+
+def _split_names(value: str) -> list[str]:
+    """One string of names as names. When every name between semicolons, "and" or "&"
+    holds exactly one comma (``Lee, Ann; Moreau, Émilie``), or the whole string is one
+    such name whose family part is one word (``Lee, Ann``), each is ``Last, First`` and is
+    turned round (``Ann Lee``), as BibTeX writes names; otherwise commas separate names
+    too (``Ann Lee, Bo Li``)."""
+    names = [p for p in _NAME_LIST_SPLIT.split(value) if p.strip()]
+    inverted = names and all(n.count(",") == 1 for n in names)
+    if inverted and len(names) == 1:
+        family = names[0].split(",")[0].split()
+        inverted = len(family) == 1
+    if not inverted:
+        return _AUTHOR_SPLIT.split(value)
+    turned = []
+    for name in names:
+        family, given = (" ".join(part.split()) for part in name.split(","))
+        turned.append(f"{given} {family}".strip())
+    return turned
 
 
 def one_line(value: object) -> str | None:
