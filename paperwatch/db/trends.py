@@ -486,9 +486,8 @@ def trending_terms_for_week(
     (:func:`paperwatch.analysis.trend_stats.distinctive_terms`). Every shown term gets its
     weekly share over the last :data:`CHART_WEEKS` weeks and its example papers.
 
-    Document frequencies are read from the per-week cache (:mod:`paperwatch.db.term_weeks`)
-    when every week read is up to date there (with ``persist``, stale weeks are counted
-    again first); otherwise from ``paper_terms``. Both give the same result.
+    Counts come from the per-week cache (:mod:`paperwatch.db.term_weeks`) when every week
+    read is current there, else from ``paper_terms``: the same result.
 
     Args:
         con: a DuckDB connection (read-only is enough when ``persist`` is False).
@@ -520,15 +519,9 @@ def trending_terms_for_week(
         con, (week, baseline_weeks, all_weeks), (n_week, n_baseline), cfg.min_support, cached
     )
     week_df = counts.filter(pl.col("week") == week).select("term", "papers")
+    sizes_now = (n_week, baseline_sizes, words[week])
     scored, shown, tested = _shown_terms(
-        con,
-        week,
-        counts,
-        (n_week, baseline_sizes, words[week]),
-        cfg,
-        aliases,
-        has_baseline,
-        cached,
+        con, week, counts, sizes_now, cfg, aliases, has_baseline, cached
     )
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
     also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
