@@ -93,6 +93,19 @@ def counted_now(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
+def definitions(con: duckdb.DuckDBPyConnection, cached: bool) -> list[tuple[Any, ...]]:
+    """The cached acronym definitions, or what the papers give now."""
+    if cached:
+        sql = "select week, paper_id, acronym from term_week_definitions order by all"
+    else:
+        sql = (
+            "select distinct first_seen_week, paper_id, regexp_replace(unnest("
+            "regexp_extract_all(abstract, '\\(([A-Za-z0-9-]{2,12})\\)', 1)), "
+            "'([A-Z0-9])s$', '\\1') from papers order by all"
+        )
+    return con.execute(sql).fetchall()
+
+
 def test_cached_and_plain_paths_give_the_same_rows_and_html(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,6 +115,7 @@ def test_cached_and_plain_paths_give_the_same_rows_and_html(
         update_paper_terms(con)  # counts the weeks into the cache
         assert cache_is_current(con, sorted({str(r["week"]) for r in rows}))
         assert cache_rows(con) == counted_now(con)
+        assert definitions(con, cached=True) == definitions(con, cached=False) != []
         plain = trending_terms_for_week(con, week, settings, use_cache=False)
         plain_stored = stored_trending(con, week)
         queries = spy_queries(monkeypatch)
@@ -109,6 +123,7 @@ def test_cached_and_plain_paths_give_the_same_rows_and_html(
         cached_stored = stored_trending(con, week)
     assert "cached_term_document_frequencies" in queries
     assert "cached_term_week_papers" in queries and "cached_term_weekly_papers" in queries
+    assert "cached_term_acronym_definitions" in queries
     assert plain.new and plain.rising and plain.falling
     assert plain.aliases == {"LLM": "large language model"}
     assert cached == plain
@@ -179,8 +194,11 @@ def test_papers_stored_without_a_refresh_make_the_week_stale(
         "delete from paper_terms_extracted where paper_id in "
         "(select paper_id from papers where first_seen_week = '2027-W09');"
         "delete from papers where first_seen_week = '2027-W09'",
+        # a paper loaded whose terms are not extracted yet (its definition counts already)
+        "insert into papers select * replace ('z1' as paper_id, "
+        "'Graph Transformers (GTs) scale.' as abstract) from papers where paper_id = 's4p00003'",
     ],
-    ids=["rekeyed", "extracted-again", "row-removed", "week-emptied"],
+    ids=["rekeyed", "extracted-again", "row-removed", "week-emptied", "paper-unextracted"],
 )
 def test_a_changed_week_is_counted_again_before_it_is_read(settings: Settings, change: str) -> None:
     week, rows = history_rows()
@@ -194,10 +212,12 @@ def test_a_changed_week_is_counted_again_before_it_is_read(settings: Settings, c
         plain = trending_terms_for_week(con, week, settings, persist=False, use_cache=False)
         assert refresh_term_weeks(con) == stale
         assert cache_rows(con) == counted_now(con)
+        assert definitions(con, cached=True) == definitions(con, cached=False)
         assert stale_term_weeks(con) == []
         assert trending_terms_for_week(con, week, settings, persist=False) == plain
         cached_weeks = {w for (w,) in con.execute("select week from term_weeks").fetchall()}
-        assert cached_weeks == {w for (w, *_rest) in counted_now(con)}
+        weeks_now = con.execute("select distinct first_seen_week from papers").fetchall()
+        assert cached_weeks == {w for (w,) in weeks_now}
 
 
 def test_an_older_database_without_the_cache_reads_paper_terms(settings: Settings) -> None:

@@ -1,8 +1,10 @@
-"""The per-week cache of term document frequencies (``term_week_stats``, ``term_weeks``).
+"""The per-week cache of term document frequencies (``term_week_stats``,
+``term_week_definitions``, ``term_weeks``).
 
 The trending section counts, for each ISO week it reads, the papers of each term; a busy
 week has millions of ``paper_terms`` rows. ``term_week_stats`` holds those counts per
-(week, term) with a key of the set of the term's papers, and ``term_weeks`` the fingerprint
+(week, term) with a key of the set of the term's papers, ``term_week_definitions`` the
+parenthesised words that may define acronyms, and ``term_weeks`` the fingerprint
 of each week they were counted from (``sql/tables/term_weeks.sql``). A week is used from the
 cache only while its fingerprint is unchanged: any write of a paper's terms, a paper added
 or removed, a re-keyed or rebuilt file changes it, and the week is counted again.
@@ -50,7 +52,8 @@ def refresh_term_weeks(
     con: duckdb.DuckDBPyConnection, weeks: list[str] | None = None, at: datetime | None = None
 ) -> list[str]:
     """Count the stale weeks of ``weeks`` (all when None) again into ``term_week_stats`` and
-    record their fingerprints in ``term_weeks``, in one transaction.
+    ``term_week_definitions`` and record their fingerprints in ``term_weeks``, in one
+    transaction.
 
     Args:
         con: a read-write connection with the schema applied.
@@ -66,11 +69,14 @@ def refresh_term_weeks(
     with db.transaction(con):
         stale = stale_term_weeks(con, weeks)
         for week in stale:
-            con.execute(db.read_sql("queries", "delete_term_week_stats"), {"week": week.week})
-            if week.term_rows == 0:
-                con.execute(db.read_sql("queries", "delete_term_week"), {"week": week.week})
+            params = {"week": week.week}
+            con.execute(db.read_sql("queries", "delete_term_week_stats"), params)
+            con.execute(db.read_sql("queries", "delete_term_week_definitions"), params)
+            if week.papers == 0 and week.term_rows == 0:
+                con.execute(db.read_sql("queries", "delete_term_week"), params)
                 continue
-            con.execute(db.read_sql("queries", "insert_term_week_stats"), {"week": week.week})
+            con.execute(db.read_sql("queries", "insert_term_week_stats"), params)
+            con.execute(db.read_sql("queries", "insert_term_week_definitions"), params)
             con.execute(
                 db.read_sql("queries", "upsert_term_week"),
                 {

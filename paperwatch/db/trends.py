@@ -297,14 +297,14 @@ def _aliases(
 ) -> dict[str, str]:
     """Acronyms used bare in ``weeks`` that papers of those weeks define, with their
     canonical term (:func:`paperwatch.analysis.terms.acronym_aliases`); ``cached``: the
-    acronyms are read from the per-week cache (:func:`_counts_sql`)."""
+    acronyms and their definitions are found through the per-week cache (:func:`_counts_sql`)."""
     bounds = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
     sql = _counts_sql("term_acronyms", cached)
     acronyms = [r[0] for r in con.execute(sql, bounds).fetchall()]
     if not acronyms:
         return {}
     papers = con.sql(
-        read_sql("queries", "term_acronym_definitions"),
+        _counts_sql("term_acronym_definitions", cached),
         params={**bounds, "acronyms": acronyms, "limit": DEFINITION_SAMPLE},
     ).pl()
     found = acronym_aliases(papers, acronyms)

@@ -1,14 +1,14 @@
--- The ISO weeks of $weeks (all weeks when null) whose cached term counts are missing or out
--- of date: the week's fingerprint now (see sql/tables/term_weeks.sql) differs from the one
+-- The ISO weeks of $weeks (all weeks when null) whose cached term counts (and acronym
+-- definitions) are missing or out of date: the week's fingerprint now (see sql/tables/term_weeks.sql) differs from the one
 -- recorded in term_weeks, or the week has no papers now but is cached. Rows: week and its
 -- fingerprint now (papers, extracted, term_rows), by week.
 with extracted as (
     select
         p.first_seen_week as week,
         count(*) as papers,
-        bit_xor(hash(e.paper_id, e.extractor_version, e.terms, e.extracted_at)) as extracted
+        bit_xor(hash(p.paper_id, e.extractor_version, e.terms, e.extracted_at)) as extracted
     from papers as p
-    inner join paper_terms_extracted as e on p.paper_id = e.paper_id
+    left join paper_terms_extracted as e on p.paper_id = e.paper_id
     where $weeks is null or list_contains($weeks, p.first_seen_week)
     group by p.first_seen_week
 ),
@@ -52,7 +52,7 @@ select
 from now as n
 full outer join cached as c on n.week = c.week
 where
-    (c.week is null and n.term_rows > 0)
+    (c.week is null and (n.papers > 0 or n.term_rows > 0))
     or n.week is null
     or n.papers <> c.papers
     or n.extracted <> c.extracted
