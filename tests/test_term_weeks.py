@@ -131,6 +131,41 @@ def test_cached_and_plain_paths_give_the_same_rows_and_html(
     assert section_html(cached).encode() == section_html(plain).encode()
 
 
+def test_example_papers_come_from_repeated_terms_when_there_are_enough(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Papers using a term most are found among the week's repeated terms when the term has
+    ``per_term`` of them; otherwise (or for an aliased term) the plain query answers."""
+    week = "2027-W10"
+    rows = [
+        {"paper_id": f"r{i:02d}", "abstract": f"Zorvex maps. Zorvex {'zorvex ' * (i % 3)}"
+         f"scales to {i} nodes.", "week": week}
+        for i in range(12)
+    ] + [
+        {"paper_id": f"q{i:02d}", "abstract": f"Quendal nets {i}. Zorvex once.", "week": week}
+        for i in range(6)
+    ]  # fmt: skip
+    with writer(settings.database) as con:
+        insert_papers(con, rows)
+        update_paper_terms(con)
+        repeated = con.execute(
+            "select count(*) from term_week_repeats where term = 'zorvex'"
+        ).fetchone()
+        assert repeated == (12,)
+        for terms, per_term, fast in (
+            (["zorvex"], 3, True),
+            (["zorvex"], 12, True),
+            (["zorvex"], 13, False),  # 12 papers use it twice or more: one more is needed
+            (["zorvex", "quendal net"], 2, False),  # never twice in a paper
+        ):
+            queries = spy_queries(monkeypatch)
+            cached = trending._example_rows(con, week, terms, per_term, {}, True)
+            assert ("term_examples" not in queries) is fast
+            plain = trending._example_rows(con, week, terms, per_term, {}, False)
+            assert cached == plain and plain
+            monkeypatch.undo()
+
+
 def test_a_first_week_reads_the_same_from_the_cache(settings: Settings) -> None:
     week, rows = history_rows()
     rows = [r for r in rows if r["week"] == week]
@@ -213,6 +248,13 @@ def test_a_changed_week_is_counted_again_before_it_is_read(settings: Settings, c
         assert refresh_term_weeks(con) == stale
         assert cache_rows(con) == counted_now(con)
         assert definitions(con, cached=True) == definitions(con, cached=False)
+        repeats = "select week, term, paper_id, n from {} where n >= 2 order by all"
+        assert (
+            con.execute(repeats.format("term_week_repeats")).fetchall()
+            == con.execute(
+                repeats.format("paper_terms").replace("week,", "first_seen_week,")
+            ).fetchall()
+        )
         assert stale_term_weeks(con) == []
         assert trending_terms_for_week(con, week, settings, persist=False) == plain
         cached_weeks = {w for (w,) in con.execute("select week from term_weeks").fetchall()}

@@ -1,10 +1,11 @@
 """The per-week cache of term document frequencies (``term_week_stats``,
-``term_week_definitions``, ``term_weeks``).
+``term_week_definitions``, ``term_week_repeats``, ``term_weeks``).
 
 The trending section counts, for each ISO week it reads, the papers of each term; a busy
 week has millions of ``paper_terms`` rows. ``term_week_stats`` holds those counts per
 (week, term) with a key of the set of the term's papers, ``term_week_definitions`` the
-parenthesised words that may define acronyms, and ``term_weeks`` the fingerprint
+parenthesised words that may define acronyms, ``term_week_repeats`` the rows of terms used
+twice or more in a paper (the example papers), and ``term_weeks`` the fingerprint
 of each week they were counted from (``sql/tables/term_weeks.sql``). A week is used from the
 cache only while its fingerprint is unchanged: any write of a paper's terms, a paper added
 or removed, a re-keyed or rebuilt file changes it, and the week is counted again.
@@ -51,9 +52,9 @@ def stale_term_weeks(
 def refresh_term_weeks(
     con: duckdb.DuckDBPyConnection, weeks: list[str] | None = None, at: datetime | None = None
 ) -> list[str]:
-    """Count the stale weeks of ``weeks`` (all when None) again into ``term_week_stats`` and
-    ``term_week_definitions`` and record their fingerprints in ``term_weeks``, in one
-    transaction.
+    """Count the stale weeks of ``weeks`` (all when None) again into ``term_week_stats``,
+    ``term_week_definitions`` and ``term_week_repeats`` and record their fingerprints in
+    ``term_weeks``, in one transaction.
 
     Args:
         con: a read-write connection with the schema applied.
@@ -72,11 +73,13 @@ def refresh_term_weeks(
             params = {"week": week.week}
             con.execute(db.read_sql("queries", "delete_term_week_stats"), params)
             con.execute(db.read_sql("queries", "delete_term_week_definitions"), params)
+            con.execute(db.read_sql("queries", "delete_term_week_repeats"), params)
             if week.papers == 0 and week.term_rows == 0:
                 con.execute(db.read_sql("queries", "delete_term_week"), params)
                 continue
             con.execute(db.read_sql("queries", "insert_term_week_stats"), params)
             con.execute(db.read_sql("queries", "insert_term_week_definitions"), params)
+            con.execute(db.read_sql("queries", "insert_term_week_repeats"), params)
             con.execute(
                 db.read_sql("queries", "upsert_term_week"),
                 {

@@ -17,6 +17,7 @@ Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -423,23 +424,41 @@ def _examples(
     per_term: int,
     aliases: dict[str, str],
     also: dict[str, tuple[str, ...]],
+    cached: bool = False,
 ) -> dict[str, tuple[ExamplePaper, ...]]:
     if not terms or per_term <= 0:
         return {}
-    cursor = con.execute(
-        read_sql("queries", "term_examples"),
-        {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)},
-    )
     names = {term: [term, *also.get(term, ())] for term in terms}
     for acronym, canonical in aliases.items():
         names.setdefault(canonical, [canonical]).append(acronym)
     found: dict[str, list[ExamplePaper]] = {}
-    for term, paper_id, method_name, first_sentence, abstract in cursor.fetchall():
+    rows = _example_rows(con, week, terms, per_term, aliases, cached)
+    for term, paper_id, method_name, first_sentence, abstract in rows:
         sentence = sentence_with_term(abstract or "", names.get(term, [term])) or first_sentence
         found.setdefault(term, []).append(
             ExamplePaper(paper_id, method_name, first_sentence, sentence)
         )
     return {term: tuple(papers) for term, papers in found.items()}
+
+
+def _example_rows(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    terms: list[str],
+    per_term: int,
+    aliases: dict[str, str],
+    cached: bool,
+) -> list[tuple[Any, ...]]:
+    """Rows of ``sql/queries/term_examples.sql``. With ``cached``, when no alias touches
+    ``terms``, first from the week's repeated terms (``cached_term_examples.sql``): the
+    same rows when every term gets ``per_term`` of them there, else the plain query's."""
+    params = {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)}
+    if cached and not set(terms) & {*aliases, *aliases.values()}:
+        rows = con.execute(read_sql("queries", "cached_term_examples"), params).fetchall()
+        got = Counter(row[0] for row in rows)
+        if all(got[term] == per_term for term in terms):
+            return rows
+    return con.execute(read_sql("queries", "term_examples"), params).fetchall()
 
 
 def _term(
@@ -526,7 +545,7 @@ def trending_terms_for_week(
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
     also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
     per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
-    examples = _examples(con, week, terms, per_term, aliases, also)
+    examples = _examples(con, week, terms, per_term, aliases, also, cached)
     this_week = dict(zip(week_df["term"].to_list(), week_df["papers"].to_list(), strict=True))
     histories = _histories(con, terms, chart_weeks, sizes, aliases, this_week, cached)
     rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
