@@ -31,6 +31,9 @@ from .test_terms import insert_papers
 #: that the aliased counts (read from paper_terms on both paths) are exercised too.
 DEFINE = "Large Language Models (LLMs) reason over long contexts with riserterm."
 BARE = "An LLM agent plans tool calls."
+#: Terms whose order as bytes differs from their order as letters (the cached counts are
+#: sorted in Python, the plain ones by DuckDB).
+UNICODE = "Ångström lasers meet Über networks, zebra grids and 大语言模型 alignment."
 
 
 @pytest.fixture
@@ -45,6 +48,10 @@ def history_rows() -> tuple[str, list[dict[str, object]]]:
     for i, week in enumerate([*history.baseline, history.week]):
         rows += [{"paper_id": f"d{i}-{j}", "abstract": DEFINE, "week": week} for j in range(3)]
         rows += [{"paper_id": f"u{i}-{j}", "abstract": BARE, "week": week} for j in range(i)]
+        rows += [
+            {"paper_id": f"n{i}-{j}", "abstract": f"{UNICODE} Case {j}.", "week": week}
+            for j in range(3 + i)
+        ]
     return history.week, rows
 
 
@@ -118,6 +125,14 @@ def test_cached_and_plain_paths_give_the_same_rows_and_html(
         assert definitions(con, cached=True) == definitions(con, cached=False) != []
         plain = trending_terms_for_week(con, week, settings, use_cache=False)
         plain_stored = stored_trending(con, week)
+        weeks = plain.baseline_weeks
+        sizes = (plain.papers_week, plain.papers_baseline, 3, plain.aliases)
+        counted = [
+            trending._document_frequencies(con, week, weeks, *sizes, cached=c)
+            for c in (False, True)
+        ]
+        assert counted[0].equals(counted[1])
+        assert {"ångström", "über", "zebra", "大语言"} <= set(counted[0]["term"])
         queries = spy_queries(monkeypatch)
         cached = trending_terms_for_week(con, week, settings)
         cached_stored = stored_trending(con, week)

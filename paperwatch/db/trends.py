@@ -342,6 +342,8 @@ def _document_frequencies(
         **_alias_params(aliases),
     }
     rows = con.sql(_counts_sql("term_document_frequencies", cached), params=params).pl()
+    if cached:  # unordered; byte order of the strings, as DuckDB's (binary collation) orders
+        rows = rows.sort("term", "week")
     return rows.select("term", "week", pl.col("papers").cast(pl.Int64))
 
 

@@ -1,5 +1,5 @@
--- The rows of sql/queries/term_document_frequencies.sql (same parameters, same rows in the
--- same order), counted from the per-week cache term_week_stats (paperwatch.db.term_weeks:
+-- The rows of sql/queries/term_document_frequencies.sql (same parameters, same rows, in no
+-- order: paperwatch.db.trends sorts them by term and week, faster than DuckDB), counted from the per-week cache term_week_stats (paperwatch.db.term_weeks:
 -- every week read is up to date) instead of paper_terms. Only the acronyms of $acronyms and
 -- their expansions $canonicals are counted from paper_terms, as there, since a paper with
 -- both counts once.
@@ -113,5 +113,4 @@ select
     term,
     week,
     papers
-from baseline
-order by term, week;
+from baseline;
