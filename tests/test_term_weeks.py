@@ -132,6 +132,12 @@ def test_cached_and_plain_paths_give_the_same_rows_and_html(
             for c in (False, True)
         ]
         assert counted[0].equals(counted[1])
+        bounds = {"weeks": [*weeks, week], "first": min(weeks), "last": week}
+        acronyms = [
+            con.execute(trending.read_sql("queries", name), bounds).fetchall()
+            for name in ("term_acronyms", "cached_term_acronyms")
+        ]
+        assert acronyms[0] == acronyms[1] and ("LLM",) in acronyms[0]
         assert {"ångström", "über", "zebra", "大语言"} <= set(counted[0]["term"])
         queries = spy_queries(monkeypatch)
         cached = trending_terms_for_week(con, week, settings)

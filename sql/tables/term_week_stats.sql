@@ -8,6 +8,7 @@ create table if not exists term_week_stats (
     term varchar not null,                 -- paper_terms.term (aliases are not applied)
     papers integer not null,               -- paper_terms rows of (week, term): papers
     paper_xor ubigint not null,            -- bit_xor of DuckDB's hash(paper_id) over them
-    paper_sum hugeint                      -- sum of those hashes; null when papers = 1 (then
+    paper_sum hugeint,                     -- sum of those hashes; null when papers = 1 (then
                                            -- equal to paper_xor)
+    acronym boolean not null               -- the term is an acronym as term_acronyms.sql has it
 );
