@@ -248,6 +248,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (7,),
             (8,),
             (9,),
+            (10,),
         ]
         # 0005: files recorded before other formats were read were read as text.
         assert con.execute("select format, format_reason from listing_files").fetchall() == [
@@ -268,7 +269,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         ).fetchall() == [("a", "a", "a")]
         assert con.execute("select raw_text from paper_occurrences").fetchall() == [("a",)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (9,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (10,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -12,44 +12,72 @@ term's share, with the false discovery rate controlled over the terms tested.
   q-values over their own family, the terms with the power to fall (:func:`fall_power`,
   :func:`tarone_family`; independent filtering, Bourgon, Gentleman & Huber 2010); ranked
   by effect size (log2 ratio of shares).
-- :func:`distinctive_terms`: with no baseline, the week's terms most over-represented against
-  general English (``wordfreq``'s packaged frequencies).
-- :func:`is_generic`: generic words (common in general English by ``wordfreq``, or in the
-  project's stop and generic lists) that are never shown.
+
+Generic words and a first week's distinctive terms are in :mod:`paperwatch.analysis.english`,
+the shaping of the rows shown (sub-terms, same papers, charts) in
+:mod:`paperwatch.analysis.term_rows`; both are importable from here too.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping, Sequence
-from functools import cache
+from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
 
-from paperwatch.analysis.terms import generic_terms, stop_words
+from paperwatch.analysis.english import (
+    GENERIC_ZIPF,
+    KEYNESS_SMOOTHING,
+    UNKNOWN_FREQUENCY,
+    _not_generic,
+    distinctive_terms,
+    english_frequency,
+    is_generic,
+    keyness_bound,
+    load_english_frequencies,
+)
+from paperwatch.analysis.term_rows import (
+    bar_heights,
+    drop_covered,
+    log2_label,
+    merge_same_papers,
+    sentence_with_term,
+    weekly_shares,
+)
 
-#: A single word at or above this Zipf frequency in general English (wordfreq, ``en``) is
-#: generic: 4.5 is about 30 times per million words ("approach" 4.9, "method" 4.8, "novel" 4.6,
-#: "performance" 5.2, "structure" 4.8, "code" 5.1; kept: "privacy" 4.4, "graph" 4.1,
-#: "transformer" 3.4, "mamba" 2.6). Speer et al., wordfreq 3.1 (2023),
-#: doi:10.5281/zenodo.7199437.
-GENERIC_ZIPF = 4.5
+__all__ = [
+    "GENERIC_ZIPF",
+    "KEYNESS_SMOOTHING",
+    "RANK_Z",
+    "SCORE_COLUMNS",
+    "SCREEN_COUNT",
+    "SCREEN_P",
+    "UNKNOWN_FREQUENCY",
+    "bar_heights",
+    "benjamini_hochberg",
+    "beta_binomial_p_values",
+    "distinctive_terms",
+    "drop_covered",
+    "english_frequency",
+    "estimate_dispersion",
+    "fall_power",
+    "is_generic",
+    "keyness_bound",
+    "load_english_frequencies",
+    "log2_label",
+    "merge_same_papers",
+    "rank_trends",
+    "score_trending_terms",
+    "sentence_with_term",
+    "tarone_family",
+    "weekly_shares",
+]
 
 #: Exact beta-binomial tails are summed for every term with fewer papers than this this week,
 #: and for the others when a normal approximation gives a two-sided p below SCREEN_P.
 SCREEN_COUNT = 50
 SCREEN_P = 0.25
-
-_WORD_RE = re.compile(r"[\w][\w'’-]*")
-
-#: Frequency given to a term wordfreq does not know (Zipf 1: once per 10^8 words).
-UNKNOWN_FREQUENCY = 1e-8
-
-#: N of Kilgarriff's keyness ratio (f + N)/(f_ref + N), per million words: 10 favours terms
-#: that are both frequent this week and rare in English (1 would favour the rarest words).
-KEYNESS_SMOOTHING = 10.0
 
 #: Rising and falling terms are ranked by the end of the effect's 95 % interval nearest to
 #: no change (log2 ratio ∓ 1.96 standard errors), so that a term of few papers with a large
@@ -69,92 +97,6 @@ SCORE_COLUMNS = (
     "p_value",
     "q_value",
 )
-
-
-@cache
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
-
-
-@cache
-def _listed_words() -> frozenset[str]:
-    """The stop words and the generic research nouns, one set (built once: building it
-    for every term cost more than the rest of :func:`is_generic`)."""
-    return stop_words() | generic_terms()
-
-
-def load_english_frequencies() -> None:
-    """Import wordfreq and load its English list now (about a third of a second of CPU),
-    so that a caller can do it in a thread while the database works; idempotent.
-
-    The Zipf lookups of :func:`is_generic` and :func:`english_frequency` otherwise pay
-    for it at their first word.
-    """
-    _zipf("the")
-
-
-def is_generic(term: str) -> bool:
-    """True when a term says nothing about a topic: it is shown in no list of the report.
-
-    - A single word is generic when it is a stop word, a generic research noun of
-      ``paperwatch/data/generic_terms.txt``, or a common word of general English: Zipf
-      frequency ≥ :data:`GENERIC_ZIPF` in ``wordfreq``'s ``en`` list (a maintained background
-      frequency list of web, subtitle, news and book text). "approach", "result", "novel",
-      "performance", "language", "space" are generic; "mamba", "transformer", "privacy" not.
-    - A phrase is generic when every word is a stop word or a generic research noun ("proposed
-      method"). A phrase of common English words names a topic ("state space", "large
-      language model"): wordfreq's estimate for a phrase is that of its words, so it cannot
-      tell them apart and is not used for phrases.
-    - An acronym or name (two capitals in one part: "LLM", "LoRA") is never generic.
-
-    Args:
-        term: a canonical term as :func:`paperwatch.analysis.terms.extract_terms` writes it.
-
-    Returns:
-        Whether the term is generic.
-    """
-    words = term.split(" ")
-    # (A term with no capital letter, most of them, cannot be an acronym: skip the count.)
-    if not term.islower() and any(
-        sum(c.isupper() for c in part) >= 2 for w in words for part in w.split("-")
-    ):
-        return False
-    listed = _listed_words()
-    lowered = [w.lower() for w in words]
-    if all(w in listed for w in lowered):
-        return True
-    return len(words) == 1 and _zipf(lowered[0]) >= GENERIC_ZIPF
-
-
-def _not_generic(terms: pl.Series) -> list[bool]:
-    """``not is_generic(term)`` for each term of a String Series, in order."""
-    return [not is_generic(term) for term in terms.to_list()]
-
-
-def _common_phrase(term: str) -> bool:
-    """A phrase whose every word is a stop word, a generic noun or common in English."""
-    words = term.split(" ")
-    listed = _listed_words()
-    return len(words) > 1 and all(
-        w.lower() in listed or _zipf(w.lower()) >= GENERIC_ZIPF for w in words
-    )
-
-
-def english_frequency(term: str) -> float:
-    """Frequency of a term in general English, per word (wordfreq's ``en`` list), at least
-    :data:`UNKNOWN_FREQUENCY`.
-
-    wordfreq counts words, not phrases (its estimate for a phrase is close to that of its
-    rarest word), so a phrase gets the product of its words' frequencies: how often the
-    words would follow each other by chance. "large language model" is then as rare in
-    English as it is common in abstracts.
-    """
-    product = 1.0
-    for word in term.lower().split(" "):
-        product *= 10 ** (_zipf(word) - 9)
-    return max(product, UNKNOWN_FREQUENCY)
 
 
 def estimate_dispersion(weekly: pl.DataFrame, week_sizes: Mapping[str, int]) -> float:
@@ -297,6 +239,28 @@ def _with_support(
     return both.filter((yi >= min_support) | (yj * n_week >= min_support * n_baseline))
 
 
+def _check_scoring(n_week: int, n_baseline: int, min_support: int, fdr: float) -> None:
+    """Raise the ValueError of :func:`score_trending_terms` for inputs it cannot score."""
+    if n_week <= 0 or n_baseline <= 0:
+        raise ValueError(f"n_week and the baseline must be positive, got {n_week}, {n_baseline}")
+    if min_support < 1:
+        raise ValueError(f"min_support must be at least 1, got {min_support}")
+    if not 0 < fdr < 1:
+        raise ValueError(f"fdr must be between 0 and 1, got {fdr}")
+
+
+def _week_and_baseline(week_df: pl.DataFrame, baseline_weekly: pl.DataFrame) -> pl.DataFrame:
+    """One row per term of either frame: ``term``, ``papers_week``, ``papers_baseline``
+    (Int64 sums, 0 when absent)."""
+    week = week_df.group_by("term").agg(papers_week=pl.col("papers").sum().cast(pl.Int64))
+    base = baseline_weekly.group_by("term").agg(
+        papers_baseline=pl.col("papers").sum().cast(pl.Int64)
+    )
+    return week.join(base, on="term", how="full", coalesce=True).with_columns(
+        pl.col("papers_week", "papers_baseline").fill_null(0)
+    )
+
+
 def score_trending_terms(
     week_df: pl.DataFrame,
     baseline_weekly: pl.DataFrame,
@@ -341,21 +305,10 @@ def score_trending_terms(
         ValueError: n_week or the baseline is empty, min_support < 1, or fdr not in (0, 1).
     """
     n_baseline = int(sum(baseline_sizes.values()))
-    if n_week <= 0 or n_baseline <= 0:
-        raise ValueError(f"n_week and the baseline must be positive, got {n_week}, {n_baseline}")
-    if min_support < 1:
-        raise ValueError(f"min_support must be at least 1, got {min_support}")
-    if not 0 < fdr < 1:
-        raise ValueError(f"fdr must be between 0 and 1, got {fdr}")
+    _check_scoring(n_week, n_baseline, min_support, fdr)
     if dispersion is None:
         dispersion = estimate_dispersion(baseline_weekly, baseline_sizes)
-    week = week_df.group_by("term").agg(papers_week=pl.col("papers").sum().cast(pl.Int64))
-    base = baseline_weekly.group_by("term").agg(
-        papers_baseline=pl.col("papers").sum().cast(pl.Int64)
-    )
-    both = week.join(base, on="term", how="full", coalesce=True).with_columns(
-        pl.col("papers_week", "papers_baseline").fill_null(0)
-    )
+    both = _week_and_baseline(week_df, baseline_weekly)
     tested = _with_support(both, n_week, n_baseline, min_support).sort("term")
     weeks_with_papers = sum(1 for n in baseline_sizes.values() if n > 0)
     p_up, p_down = beta_binomial_p_values(
@@ -563,327 +516,3 @@ def rank_trends(reported: pl.DataFrame) -> pl.DataFrame:
         .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("kind"))
         .select(*SCORE_COLUMNS)
     )
-
-
-def drop_covered(
-    rows: pl.DataFrame,
-    min_support: int,
-    n_week: int,
-    n_baseline: int | None = None,
-    by: str | None = None,
-) -> pl.DataFrame:
-    """Drop a term when a longer term of ``rows`` containing it leaves it fewer than
-    ``min_support`` papers of its own.
-
-    A sub-term (a word or two-word phrase inside a longer term, "large language" in "large
-    language model") is kept only when it adds papers: its papers this week minus the
-    longer term's, and (with ``n_baseline``) its baseline papers minus the longer term's
-    scaled to this week (× n_week / n_baseline), are not both below ``min_support``.
-    Nested-term filtering in the spirit of the C-value of Frantzi, Ananiadou & Mima (2000),
-    Int. J. Digit. Libr. 3:115-130.
-
-    Args:
-        rows: columns ``term``, ``papers_week`` and (with ``n_baseline``) ``papers_baseline``;
-            with ``by``, only a longer term with the same value of that column counts.
-        min_support, n_week, n_baseline: as in :func:`score_trending_terms`.
-        by: a column grouping the rows (the kind), or None.
-
-    Returns:
-        ``rows`` without the covered sub-terms, in their order.
-    """
-    if rows.height == 0:
-        return rows
-    keys = [by] if by else []
-    cols = ["papers_week"] + (["papers_baseline"] if n_baseline else [])
-    words = pl.col("term").str.split(" ")
-    longer = rows.filter(pl.col("term").str.contains(" ")).select(
-        *keys, *[pl.col(c).alias(f"long_{c}") for c in cols], w=words
-    )
-    if longer.height == 0:
-        return rows
-    subs = []
-    for start, size in ((0, 1), (1, 1), (2, 1), (0, 2), (1, 2)):
-        subs.append(
-            longer.filter(
-                (pl.col("w").list.len() >= start + size) & (pl.col("w").list.len() > size)
-            ).select(
-                *keys,
-                *[f"long_{c}" for c in cols],
-                term=pl.col("w").list.slice(start, size).list.join(" "),
-            )
-        )
-    pairs = pl.concat(subs).join(rows.select("term", *keys, *cols), on=["term", *keys])
-    covered = pl.col("papers_week") - pl.col("long_papers_week") < min_support
-    if n_baseline:
-        covered = covered & (
-            (pl.col("papers_baseline") - pl.col("long_papers_baseline")) * n_week
-            < min_support * n_baseline
-        )
-    dropped = pairs.filter(covered).select("term", *keys).unique()
-    return rows.join(dropped, on=["term", *keys], how="anti", maintain_order="left")
-
-
-def distinctive_terms(
-    week_df: pl.DataFrame,
-    n_week: int,
-    words_week: int,
-    min_support: int,
-    top_n: int = 10,
-    defined: frozenset[str] = frozenset(),
-) -> pl.DataFrame:
-    """A week's terms most over-represented against general English (no baseline yet).
-
-    Kilgarriff's "simple maths" keyness (Kilgarriff 2009, "Simple maths for keywords",
-    Proc. Corpus Linguistics 2009): the ratio (f_week + N) / (f_english + N) of per-million
-    frequencies, with N = :data:`KEYNESS_SMOOTHING` so that a term needs both to be frequent
-    this week and rare in English. f_week is the term's papers per million words of the
-    week's abstracts (papers_week / words_week · 10⁶: each paper counted once), f_english
-    the term's frequency in general English per million words (:func:`english_frequency`,
-    wordfreq's packaged ``en`` list). Terms in at least ``max(min_support, 2)`` papers that
-    are not generic (:func:`is_generic`); covered sub-terms are dropped (:func:`drop_covered`).
-    A phrase made only of common English words ("release code", "lower cost") is kept only
-    when the corpus abbreviates it (``defined``: "large language model" for "LLM"), since
-    its English frequency can only be guessed from its words.
-
-    The word lists and wordfreq are consulted only for the terms that can reach the list
-    (the most frequent first, until the list's last term beats :func:`keyness_bound` of
-    the terms left, and the longer terms that could cover them): the same rows as ranking
-    every term, for a few hundred lookups instead of thousands in a large week.
-
-    Args:
-        week_df: columns ``term`` (str), ``papers`` (int).
-        n_week: papers of the week, > 0.
-        words_week: words of the week's abstracts (sum of ``papers.word_count``); when 0,
-            150 words per paper are assumed.
-        min_support: ≥ 1.
-        top_n: at most this many rows.
-        defined: canonical terms of the acronyms the corpus defines
-            (:func:`paperwatch.analysis.terms.acronym_aliases`).
-
-    Returns:
-        Columns term (str), papers_week (Int64), rate_week (Float64, share of papers 0-1),
-        log2_ratio (Float64, log2 of the keyness ratio), rank (Int64, 1-based): by keyness
-        descending, then papers descending, then term.
-
-    Raises:
-        ValueError: n_week is not positive.
-    """
-    if n_week <= 0:
-        raise ValueError(f"n_week must be positive, got {n_week}")
-    words = words_week if words_week > 0 else 150 * n_week
-    support = max(min_support, 2)
-    rows = week_df.select("term", papers_week=pl.col("papers").cast(pl.Int64)).filter(
-        pl.col("papers_week") >= support
-    )
-    # Exact pruning: a term's keyness is at most keyness_bound(its papers), reached by a
-    # term unknown to English, so once the top_n-th term among those with at least `level`
-    # papers beats the bound of `level - 1` papers, no term with fewer papers can enter the
-    # list, and the word lists and wordfreq are consulted only for the terms above (about
-    # 300 of a 10,000-paper week's 23,000). drop_covered needs, for a term of p papers, the
-    # longer terms of more than p - min_support papers: those of level - min_support + 1
-    # papers or more are kept.
-    counts = sorted(set(rows["papers_week"].to_list()), reverse=True)
-    at = 4 * max(top_n, 1)
-    while True:
-        level = counts[at - 1] if at <= len(counts) else support
-        lowest = level - min_support + 1
-        if lowest <= support:
-            return (
-                _ranked_keyness(rows, n_week, words, min_support, defined)
-                .head(top_n)
-                .pipe(_with_rank)
-            )
-        part = rows.filter(pl.col("papers_week") >= lowest)
-        ranked = _ranked_keyness(part, n_week, words, min_support, defined).filter(
-            pl.col("papers_week") >= level
-        )
-        if ranked.height >= top_n and (
-            top_n == 0 or ranked["log2_ratio"][top_n - 1] > keyness_bound(level - 1, words) + 1e-6
-        ):
-            return ranked.head(top_n).pipe(_with_rank)
-        at *= 4
-
-
-def keyness_bound(papers: int, words_week: int) -> float:
-    """The largest log2 keyness ratio (:func:`distinctive_terms`, after Kilgarriff 2009) a
-    term of ``papers`` papers can have in a week of ``words_week`` words: that of a term
-    wordfreq does not know, log2((f_week + N) / (f_English + N)) with f_week = papers per
-    million words and f_English = :data:`UNKNOWN_FREQUENCY` per word (the smallest
-    :func:`english_frequency` gives) times 10⁶, N = :data:`KEYNESS_SMOOTHING`.
-
-    Args:
-        papers: papers of the week with the term (≥ 0).
-        words_week: words of the week's abstracts (> 0).
-
-    Returns:
-        The bound (float, log2 units); it increases with ``papers``.
-
-    Raises:
-        ZeroDivisionError: ``words_week`` is 0.
-    """
-    focus = papers * 1e6 / words_week
-    return math.log2((focus + KEYNESS_SMOOTHING) / (UNKNOWN_FREQUENCY * 1e6 + KEYNESS_SMOOTHING))
-
-
-def _ranked_keyness(
-    rows: pl.DataFrame, n_week: int, words: int, min_support: int, defined: frozenset[str]
-) -> pl.DataFrame:
-    """Rows (term, papers_week) without generic words, common phrases and covered sub-terms,
-    with rate_week and log2_ratio, sorted as :func:`distinctive_terms` ranks them."""
-    shown = [
-        not is_generic(term) and (term in defined or not _common_phrase(term))
-        for term in rows["term"].to_list()
-    ]
-    rows = drop_covered(rows.filter(pl.Series(shown, dtype=pl.Boolean)), min_support, n_week)
-    frequencies = [english_frequency(term) for term in rows["term"].to_list()]
-    english = pl.col("_english") * 1e6
-    focus = pl.col("papers_week") * 1e6 / words
-    n = KEYNESS_SMOOTHING
-    return (
-        rows.with_columns(_english=pl.Series(frequencies, dtype=pl.Float64))
-        .with_columns(
-            rate_week=pl.col("papers_week") / n_week,
-            log2_ratio=((focus + n) / (english + n)).log(2),
-        )
-        .sort(
-            pl.col("log2_ratio").round(9),
-            "papers_week",
-            "term",
-            descending=[True, True, False],
-        )
-        .select("term", "papers_week", "rate_week", "log2_ratio")
-    )
-
-
-def _with_rank(rows: pl.DataFrame) -> pl.DataFrame:
-    return rows.with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).select(
-        "term", "papers_week", "rate_week", "log2_ratio", "rank"
-    )
-
-
-def weekly_shares(
-    weekly: pl.DataFrame, week_sizes: Mapping[str, int], weeks: list[str]
-) -> dict[str, list[float | None]]:
-    """Each term's share of papers in each of ``weeks`` (for the report's small charts).
-
-    Args:
-        weekly: columns ``term``, ``week``, ``papers``.
-        week_sizes: papers per ISO week.
-        weeks: the weeks, oldest first.
-
-    Returns:
-        {term: [share 0-1, or None for a week without papers, per week of ``weeks``]}.
-    """
-    counts: dict[str, dict[str, int]] = {}
-    for term, week, papers in weekly.select("term", "week", "papers").iter_rows():
-        counts.setdefault(term, {})[week] = int(papers)
-    out: dict[str, list[float | None]] = {}
-    for term, per_week in counts.items():
-        out[term] = [
-            (per_week.get(w, 0) / week_sizes[w]) if week_sizes.get(w, 0) > 0 else None
-            for w in weeks
-        ]
-    return out
-
-
-def bar_heights(shares: list[float | None], max_px: int = 24) -> list[int]:
-    """Bar heights in pixels (0-``max_px``) of shares against the largest of the list; a week
-    with a share > 0 gets at least 1 px, a week without papers 0."""
-    top = max((s for s in shares if s is not None), default=0.0)
-    if top <= 0:
-        return [0 for _ in shares]
-    return [0 if not s else max(1, round(max_px * s / top)) for s in shares]
-
-
-def log2_label(log2_ratio: float) -> str:
-    """The effect size as a reader reads it: "×3.2" (rise) or "÷4.0" (fall)."""
-    factor = 2 ** abs(log2_ratio)
-    sign = "×" if log2_ratio >= 0 else "÷"
-    return f"{sign}{factor:.1f}" if factor < 100 else f"{sign}{math.floor(factor)}"
-
-
-def _set_key(papers: str | tuple[str, ...]) -> str:
-    return papers if isinstance(papers, str) else "\x1f".join(papers)
-
-
-def merge_same_papers(
-    rows: pl.DataFrame, paper_sets: Mapping[str, str | tuple[str, ...]], by: str = "kind"
-) -> pl.DataFrame:
-    """One row for the terms found in exactly the same papers this week.
-
-    Terms of the same kind (``by``) with the same papers this week and the same number of
-    baseline papers (when the column is there) say one thing ("mamba", "selective state
-    space", "state space layer" and "long sequence" when the seven papers with one have all):
-    the row kept is the shortest term (fewest words, then fewest characters, then
-    alphabetical), the others are listed in its ``also`` column. Ranks are renumbered.
-
-    Args:
-        rows: ranked rows with columns ``term``, ``rank`` and ``by`` (and optionally
-            ``papers_baseline``), e.g. from :func:`score_trending_terms` or
-            :func:`distinctive_terms`.
-        paper_sets: this week's papers per term (a term missing: its own set): the
-            sorted paper ids, or a string key of the set, equal exactly when the sets are
-            (``sql/queries/term_week_papers.sql`` gives one of fixed size).
-
-    Returns:
-        ``rows`` without the merged terms, in their order, ``rank`` renumbered per ``by``,
-        and a column ``also`` (list of str, alphabetical; empty when none).
-    """
-    if rows.height == 0:
-        return rows.with_columns(also=pl.lit([], dtype=pl.List(pl.String)))
-    keys = [by] + (["papers_baseline"] if "papers_baseline" in rows.columns else [])
-    group = pl.Series(
-        "_set",
-        [_set_key(paper_sets.get(t, (f"\x00{t}",))) for t in rows["term"]],
-        dtype=pl.String,
-    )
-    words = pl.col("term").str.count_matches(" ")
-    ranked = rows.with_columns(group, _i=pl.int_range(pl.len()))
-    heads = (
-        ranked.sort(words, pl.col("term").str.len_chars(), "term")
-        .group_by(*keys, "_set", maintain_order=True)
-        .agg(
-            _head=pl.col("term").first(),
-            also=pl.col("term").slice(1).sort(),
-            _first=pl.col("_i").min(),
-        )
-    )
-    kept = (
-        heads.join(
-            ranked.drop("term"), left_on=[*keys, "_set", "_first"], right_on=[*keys, "_set", "_i"]
-        )
-        .rename({"_head": "term"})
-        .sort("_first")
-        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(by))
-    )
-    return kept.select(*rows.columns, "also")
-
-
-def sentence_with_term(abstract: str, terms: Sequence[str]) -> str | None:
-    """The first sentence of ``abstract`` that uses one of ``terms`` (a term, the terms shown
-    with it, the acronyms standing for it), so that an example says why it is listed.
-
-    A sentence uses a term when each of its words is in the sentence, ignoring case, as a
-    word or the start of one at most three letters longer ("model" in "models", "LLM" in
-    "LLMs"); a term without spaces in CJK script when it is a substring. Sentences are split
-    by :func:`paperwatch.ingest.clean.split_sentences`.
-
-    Returns:
-        The sentence, or None when no sentence uses any of them.
-    """
-    from paperwatch.ingest.clean import split_sentences
-
-    wanted = [t for t in terms if t]
-    for sentence in split_sentences(abstract):
-        lowered = sentence.lower()
-        tokens = _WORD_RE.findall(lowered)
-        for term in wanted:
-            words = term.lower().split(" ")
-            if len(words) == 1 and not words[0].isascii() and words[0] in lowered:
-                return sentence
-            if all(
-                any(t == w or (t.startswith(w) and len(t) - len(w) <= 3) for t in tokens)
-                for w in words
-            ):
-                return sentence
-    return None

@@ -17,6 +17,7 @@ Weeks are ISO week strings ``YYYY-Www`` (``papers.first_seen_week``).
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from paperwatch.analysis.trend_stats import (
 )
 from paperwatch.clock import previous_weeks
 from paperwatch.db import read_sql
+from paperwatch.db.term_weeks import cache_is_current, refresh_term_weeks
 from paperwatch.settings import Settings, TrendingSettings
 
 #: Weeks shown in each term's small chart: this week and the seven before.
@@ -174,7 +176,9 @@ def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | No
     Reads ``papers`` (restricted to ``paper_ids`` when given), runs
     :func:`paperwatch.analysis.terms.extract_terms` in batches of :data:`paperwatch.analysis.terms.BATCH_SIZE`,
     and for each batch, in one transaction, replaces those papers' rows of ``paper_terms``
-    and records them in ``paper_terms_extracted`` (bulk insert from Arrow). Idempotent.
+    and records them in ``paper_terms_extracted`` (bulk insert from Arrow); then counts the
+    weeks whose terms changed again into the per-week cache
+    (:func:`paperwatch.db.term_weeks.refresh_term_weeks`). Idempotent.
 
     Args:
         con: a read-write connection with the schema applied (:func:`paperwatch.db.writer`).
@@ -197,6 +201,7 @@ def update_paper_terms(con: duckdb.DuckDBPyConnection, paper_ids: list[str] | No
         counts = _term_counts(batch, terms)
         _store_paper_terms(con, batch.select("paper_id"), _with_weeks(terms, batch), counts)
         done += batch.height
+    refresh_term_weeks(con)
     return done
 
 
@@ -272,6 +277,12 @@ def _store_paper_terms(
 # --- weekly scores -----------------------------------------------------------
 
 
+def _counts_sql(name: str, cached: bool) -> str:
+    """``sql/queries/<name>.sql``, or its ``cached_<name>.sql`` twin (same parameters, same
+    rows) that reads the per-week cache ``term_week_stats`` when ``cached``."""
+    return read_sql("queries", f"cached_{name}" if cached else name)
+
+
 def _week_sizes(
     con: duckdb.DuckDBPyConnection, weeks: list[str]
 ) -> tuple[dict[str, int], dict[str, int]]:
@@ -282,15 +293,19 @@ def _week_sizes(
     return {w: papers.get(w, 0) for w in weeks}, {w: words.get(w, 0) for w in weeks}
 
 
-def _aliases(con: duckdb.DuckDBPyConnection, weeks: list[str]) -> dict[str, str]:
+def _aliases(
+    con: duckdb.DuckDBPyConnection, weeks: list[str], cached: bool = False
+) -> dict[str, str]:
     """Acronyms used bare in ``weeks`` that papers of those weeks define, with their
-    canonical term (:func:`paperwatch.analysis.terms.acronym_aliases`)."""
+    canonical term (:func:`paperwatch.analysis.terms.acronym_aliases`); ``cached``: the
+    acronyms and their definitions are found through the per-week cache (:func:`_counts_sql`)."""
     bounds = {"weeks": weeks, "first": min(weeks), "last": max(weeks)}
-    acronyms = [r[0] for r in con.execute(read_sql("queries", "term_acronyms"), bounds).fetchall()]
+    sql = _counts_sql("term_acronyms", cached)
+    acronyms = [r[0] for r in con.execute(sql, bounds).fetchall()]
     if not acronyms:
         return {}
     papers = con.sql(
-        read_sql("queries", "term_acronym_definitions"),
+        _counts_sql("term_acronym_definitions", cached),
         params={**bounds, "acronyms": acronyms, "limit": DEFINITION_SAMPLE},
     ).pl()
     found = acronym_aliases(papers, acronyms)
@@ -310,10 +325,11 @@ def _document_frequencies(
     n_baseline: int,
     min_support: int,
     aliases: dict[str, str],
+    cached: bool = False,
 ) -> pl.DataFrame:
     """Rows ``term``, ``week``, ``papers`` (Int64) of the terms that can pass
     ``min_support``, in ``week`` and each baseline week
-    (``sql/queries/term_document_frequencies.sql``)."""
+    (``sql/queries/term_document_frequencies.sql``; ``cached``: :func:`_counts_sql`)."""
     weeks = [week, *baseline_weeks]
     params = {
         "week": week,
@@ -325,12 +341,18 @@ def _document_frequencies(
         "n_baseline": n_baseline,
         **_alias_params(aliases),
     }
-    rows = con.sql(read_sql("queries", "term_document_frequencies"), params=params).pl()
+    rows = con.sql(_counts_sql("term_document_frequencies", cached), params=params).pl()
+    if cached:  # unordered; byte order of the strings, as DuckDB's (binary collation) orders
+        rows = rows.sort("term", "week")
     return rows.select("term", "week", pl.col("papers").cast(pl.Int64))
 
 
 def paper_set_keys(
-    con: duckdb.DuckDBPyConnection, week: str, terms: list[str], aliases: dict[str, str]
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    terms: list[str],
+    aliases: dict[str, str],
+    cached: bool = False,
 ) -> dict[str, str]:
     """A key of the set of papers of the ISO week ``week`` (``'2026-W41'``) with each of
     ``terms`` (canonical terms; an acronym of ``aliases`` counts as its expansion), for
@@ -340,12 +362,13 @@ def paper_set_keys(
     equal for the same set; two different sets of the same size share it with a
     probability of about 2⁻⁶⁴. Its size is fixed whatever the set's (id lists of a common
     term ran DuckDB out of memory: docs/design.md, "Trending terms in the database").
-    Terms without a paper that week are missing.
+    Terms without a paper that week are missing. ``cached``: the keys of terms no alias
+    touches are read from the per-week cache (:func:`_counts_sql`; the same keys).
     """
     if not terms:
         return {}
     rows = con.execute(
-        read_sql("queries", "term_week_papers"),
+        _counts_sql("term_week_papers", cached),
         {"week": week, "terms": terms, **_alias_params(aliases)},
     ).fetchall()
     return {term: key for term, key in rows}
@@ -358,10 +381,12 @@ def _histories(
     sizes: dict[str, int],
     aliases: dict[str, str],
     this_week: Mapping[str, int],
+    cached: bool = False,
 ) -> dict[str, tuple[WeekShare, ...]]:
-    """Each term's bars over ``weeks`` (``sql/queries/term_weekly_papers.sql``). When no
-    week but the last holds papers (a first week), the counts are ``this_week`` (papers of
-    the last week per term, the document frequencies already read) and nothing is queried."""
+    """Each term's bars over ``weeks`` (``sql/queries/term_weekly_papers.sql``; ``cached``:
+    :func:`_counts_sql`). When no week but the last holds papers (a first week), the counts
+    are ``this_week`` (papers of the last week per term, the document frequencies already
+    read) and nothing is queried."""
     if not terms:
         return {}
     if all(sizes.get(w, 0) == 0 for w in weeks[:-1]):
@@ -375,7 +400,7 @@ def _histories(
         )
     else:
         rows = con.sql(
-            read_sql("queries", "term_weekly_papers"),
+            _counts_sql("term_weekly_papers", cached),
             params={
                 "terms": terms,
                 "weeks": weeks,
@@ -401,23 +426,41 @@ def _examples(
     per_term: int,
     aliases: dict[str, str],
     also: dict[str, tuple[str, ...]],
+    cached: bool = False,
 ) -> dict[str, tuple[ExamplePaper, ...]]:
     if not terms or per_term <= 0:
         return {}
-    cursor = con.execute(
-        read_sql("queries", "term_examples"),
-        {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)},
-    )
     names = {term: [term, *also.get(term, ())] for term in terms}
     for acronym, canonical in aliases.items():
         names.setdefault(canonical, [canonical]).append(acronym)
     found: dict[str, list[ExamplePaper]] = {}
-    for term, paper_id, method_name, first_sentence, abstract in cursor.fetchall():
+    rows = _example_rows(con, week, terms, per_term, aliases, cached)
+    for term, paper_id, method_name, first_sentence, abstract in rows:
         sentence = sentence_with_term(abstract or "", names.get(term, [term])) or first_sentence
         found.setdefault(term, []).append(
             ExamplePaper(paper_id, method_name, first_sentence, sentence)
         )
     return {term: tuple(papers) for term, papers in found.items()}
+
+
+def _example_rows(
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    terms: list[str],
+    per_term: int,
+    aliases: dict[str, str],
+    cached: bool,
+) -> list[tuple[Any, ...]]:
+    """Rows of ``sql/queries/term_examples.sql``. With ``cached``, when no alias touches
+    ``terms``, first from the week's repeated terms (``cached_term_examples.sql``): the
+    same rows when every term gets ``per_term`` of them there, else the plain query's."""
+    params = {"week": week, "terms": terms, "per_term": per_term, **_alias_params(aliases)}
+    if cached and not set(terms) & {*aliases, *aliases.values()}:
+        rows = con.execute(read_sql("queries", "cached_term_examples"), params).fetchall()
+        got = Counter(row[0] for row in rows)
+        if all(got[term] == per_term for term in terms):
+            return rows
+    return con.execute(read_sql("queries", "term_examples"), params).fetchall()
 
 
 def _term(
@@ -448,7 +491,12 @@ def _term(
 
 
 def trending_terms_for_week(
-    con: duckdb.DuckDBPyConnection, week: str, settings: Settings, *, persist: bool = True
+    con: duckdb.DuckDBPyConnection,
+    week: str,
+    settings: Settings,
+    *,
+    persist: bool = True,
+    use_cache: bool = True,
 ) -> TrendingResult:
     """Test the terms of ``week`` against the ``settings.trending.baseline_weeks`` before it.
 
@@ -459,13 +507,17 @@ def trending_terms_for_week(
     (:func:`paperwatch.analysis.trend_stats.distinctive_terms`). Every shown term gets its
     weekly share over the last :data:`CHART_WEEKS` weeks and its example papers.
 
+    Counts come from the per-week cache (:mod:`paperwatch.db.term_weeks`) when every week
+    read is current there, else from ``paper_terms``: the same result.
+
     Args:
         con: a DuckDB connection (read-only is enough when ``persist`` is False).
         week: ISO week ``YYYY-Www``.
         settings: uses ``trending.baseline_weeks``, ``min_support``, ``top_n``, ``fdr``,
             ``first_week_terms`` and ``examples_per_term``.
         persist: replace the week's rows of ``trending_terms`` with every reported row
-            (:func:`store_trending_terms`).
+            (:func:`store_trending_terms`), and bring the cache's weeks up to date.
+        use_cache: False reads every count from ``paper_terms`` (the plain path).
 
     Returns:
         A :class:`TrendingResult`; rows ranked deterministically (ties broken by term).
@@ -483,30 +535,21 @@ def trending_terms_for_week(
     baseline_sizes = {w: sizes[w] for w in baseline_weeks}
     n_baseline = sum(baseline_sizes.values())
     has_baseline = n_week > 0 and n_baseline > 0
-    # wordfreq (is_generic, the distinctive terms) loads in a thread while DuckDB, which
-    # releases the GIL, reads the week's terms.
-    loading = threading.Thread(target=load_english_frequencies, name="wordfreq", daemon=True)
-    if n_week > 0:
-        loading.start()
-    aliases = _aliases(con, all_weeks) if n_week > 0 else {}
-    counts = pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
-    if n_week > 0:
-        counts = _document_frequencies(
-            con, week, baseline_weeks, n_week, n_baseline, cfg.min_support, aliases
-        )
+    cached = n_week > 0 and use_cache and _cache_ready(con, all_weeks, refresh=persist)
+    aliases, counts = _week_counts(
+        con, (week, baseline_weeks, all_weeks), (n_week, n_baseline), cfg.min_support, cached
+    )
     week_df = counts.filter(pl.col("week") == week).select("term", "papers")
-    if n_week > 0:
-        loading.join()
-
+    sizes_now = (n_week, baseline_sizes, words[week])
     scored, shown, tested = _shown_terms(
-        con, week, counts, (n_week, baseline_sizes, words[week]), cfg, aliases, has_baseline
+        con, week, counts, sizes_now, cfg, aliases, has_baseline, cached
     )
     terms = sorted({row["term"] for rows in shown.values() for row in rows})
     also = {row["term"]: tuple(row.get("also") or ()) for rows in shown.values() for row in rows}
     per_term = min(cfg.examples_per_term, 1) if shown["distinctive"] else cfg.examples_per_term
-    examples = _examples(con, week, terms, per_term, aliases, also)
+    examples = _examples(con, week, terms, per_term, aliases, also, cached)
     this_week = dict(zip(week_df["term"].to_list(), week_df["papers"].to_list(), strict=True))
-    histories = _histories(con, terms, chart_weeks, sizes, aliases, this_week)
+    histories = _histories(con, terms, chart_weeks, sizes, aliases, this_week, cached)
     rows = {kind: [_term(r, kind, examples, histories) for r in shown[kind]] for kind in KINDS}
     result = TrendingResult(
         week=week,
@@ -529,6 +572,43 @@ def trending_terms_for_week(
     return result
 
 
+def _cache_ready(con: duckdb.DuckDBPyConnection, weeks: list[str], *, refresh: bool) -> bool:
+    """Whether the counts of ``weeks`` can be read from the per-week cache; with
+    ``refresh`` (a read-write connection) the stale weeks are counted again first."""
+    if refresh:
+        refresh_term_weeks(con, weeks)
+        return True
+    return cache_is_current(con, weeks)
+
+
+def _week_counts(
+    con: duckdb.DuckDBPyConnection,
+    weeks: tuple[str, list[str], list[str]],
+    sizes: tuple[int, int],
+    min_support: int,
+    cached: bool,
+) -> tuple[dict[str, str], pl.DataFrame]:
+    """The aliases (:func:`_aliases`) and document frequencies
+    (:func:`_document_frequencies`) of a week; ``weeks``: the week, its baseline weeks and
+    every week read; ``sizes``: papers of the week and of the baseline. Empty when the week
+    has no papers."""
+    week, baseline_weeks, all_weeks = weeks
+    n_week, n_baseline = sizes
+    counts = pl.DataFrame(schema={"term": pl.String, "week": pl.String, "papers": pl.Int64})
+    if n_week <= 0:
+        return {}, counts
+    # wordfreq (is_generic, the distinctive terms) loads in a thread while DuckDB, which
+    # releases the GIL, reads the week's terms.
+    loading = threading.Thread(target=load_english_frequencies, name="wordfreq", daemon=True)
+    loading.start()
+    aliases = _aliases(con, all_weeks, cached)
+    counts = _document_frequencies(
+        con, week, baseline_weeks, n_week, n_baseline, min_support, aliases, cached
+    )
+    loading.join()
+    return aliases, counts
+
+
 def _shown_terms(
     con: duckdb.DuckDBPyConnection,
     week: str,
@@ -537,10 +617,11 @@ def _shown_terms(
     cfg: TrendingSettings,
     aliases: dict[str, str],
     has_baseline: bool,
+    cached: bool = False,
 ) -> tuple[pl.DataFrame | None, dict[str, list[dict[str, Any]]], int]:
     """The terms shown for ``week``: ``(every reported row or None, rows shown by kind,
     terms tested)``. ``counts``: :func:`_document_frequencies`; ``sizes``: papers of the
-    week, papers of each baseline week, words of the week."""
+    week, papers of each baseline week, words of the week; ``cached``: :func:`_counts_sql`."""
     n_week, baseline_sizes, words_week = sizes
     week_df = counts.filter(pl.col("week") == week).select("term", "papers")
     scored: pl.DataFrame | None = None
@@ -551,7 +632,7 @@ def _shown_terms(
         scored = score_trending_terms(
             week_df, baseline_df, n_week, baseline_sizes, cfg.min_support, fdr=cfg.fdr
         )
-        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases)
+        sets = paper_set_keys(con, week, scored["term"].to_list(), aliases, cached)
         scored = merge_same_papers(scored, sets)
         tested = counts.select("term").n_unique()
         for kind in ("new", "rising", "falling"):
@@ -565,7 +646,7 @@ def _shown_terms(
             3 * cfg.first_week_terms,
             defined=frozenset(aliases.values()),
         )
-        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases)
+        sets = paper_set_keys(con, week, candidates["term"].to_list(), aliases, cached)
         merged = merge_same_papers(candidates.with_columns(kind=pl.lit("distinctive")), sets)
         shown["distinctive"] = merged.head(cfg.first_week_terms).to_dicts()
 
