@@ -455,3 +455,12 @@ def test_without_a_home_the_templates_are_compiled_each_time(
     report._environment.cache_clear()
     assert compiled == ["report.html.j2"] * 2 + ["report.txt.j2"] * 2
     assert again.html == first.html and "EvilNet" in first.text
+
+
+def test_the_text_trending_paragraph_ends_before_the_list(seeded_database: Path) -> None:
+    """The first week's explanation is its own paragraph: a blank line, then the list
+    (the newline after the wrapped paragraph used to be eaten by the next block tag)."""
+    text = render_report(seeds_report(seeded_database)).text
+    section = text[text.index("TRENDING TERMS") :]
+    assert "against general English.\n\n  1. large language model — 12 of 54 papers" in section
+    assert all(len(line) <= 78 for line in section.split("\n\n")[1].splitlines())

@@ -337,24 +337,7 @@ def email_report(
     retries = settings.smtp.retries
     delays = [settings.smtp.retry_backoff_s * 2**k for k in range(retries)]
     sender = send_week.with_options(retries=retries, retry_delay_seconds=delays or 0)
-    sent: list[SendOutcome] = []
-    failed: list[str] = []
-    if not dry_run:
-        for earlier in list_pending_weeks(settings):
-            if earlier == report.week:
-                continue
-            logger.info("retrying the report of %s, whose last send failed", earlier)
-            earlier_report, _, earlier_data = render_week(settings, earlier)
-            earlier_readers = render_reader_reports(settings, earlier_data)
-            for reader, message in _deliveries(settings, earlier_report, earlier_readers):
-                try:
-                    sent.append(sender(settings, message, date, reader=reader))
-                except AlreadySentError:
-                    continue  # this reader had it; the failed one is retried
-                except MailDeliveryError as exc:
-                    logger.warning("report of %s still not sent: %s", earlier, exc)
-                    if earlier not in failed:
-                        failed.append(earlier)
+    sent, failed = ([], []) if dry_run else _send_pending_weeks(settings, report.week, date, sender)
     outcomes: list[tuple[str | None, SendOutcome]] = []
     already: list[tuple[str | None, AlreadySentError]] = []
     delivery_errors: list[MailDeliveryError] = []
@@ -395,3 +378,29 @@ def email_report(
         tuple(o for reader, o in outcomes if reader is not None),
         tuple(reader for reader, _ in already),
     )
+
+
+def _send_pending_weeks(
+    settings: Settings, week: str, date: datetime, sender: Any
+) -> tuple[list[SendOutcome], list[str]]:
+    """Send again the earlier weeks whose send failed (not ``week``): ``(outcomes of the
+    messages sent now, the weeks that failed again)``; a failure is logged, not raised."""
+    logger = get_run_logger()
+    sent: list[SendOutcome] = []
+    failed: list[str] = []
+    for earlier in list_pending_weeks(settings):
+        if earlier == week:
+            continue
+        logger.info("retrying the report of %s, whose last send failed", earlier)
+        earlier_report, _, earlier_data = render_week(settings, earlier)
+        earlier_readers = render_reader_reports(settings, earlier_data)
+        for reader, message in _deliveries(settings, earlier_report, earlier_readers):
+            try:
+                sent.append(sender(settings, message, date, reader=reader))
+            except AlreadySentError:
+                continue  # this reader had it; the failed one is retried
+            except MailDeliveryError as exc:
+                logger.warning("report of %s still not sent: %s", earlier, exc)
+                if earlier not in failed:
+                    failed.append(earlier)
+    return sent, failed
