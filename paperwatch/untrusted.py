@@ -239,7 +239,7 @@ def safe_entry(entry: Entry) -> Entry:
         authors=authors,
         url=url,
         external_id=ext,
-        field_faults=tuple(faults),
+        field_faults=(*entry.field_faults, *faults),
         raw_fields=json.dumps(raw, ensure_ascii=True) if faults else None,
     )
 

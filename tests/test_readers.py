@@ -301,3 +301,26 @@ def test_names_written_last_first_are_turned_round(value: object, names: tuple[s
     """A string of ``Last, First`` names (BibTeX's way, also seen in JSON, Markdown and RSS
     digests) gives the names a reader follows (``Ann Lee``), not four half-names."""
     assert author_names(value) == names
+
+
+def test_lone_surrogate_escapes_are_replaced_and_said(tmp_path: Path) -> None:
+    """JSON may write ``"\\ud800"``, which no text encoding holds: each becomes U+FFFD with a
+    field fault, and the file prepares and validates as any other (it used to fail the whole
+    file with an internal UnicodeEncodeError, and `paperwatch docs` with a traceback)."""
+    from paperwatch.ingest.files import prepare_file, scan_folder
+    from paperwatch.ingest.frames import entries_frame
+    from paperwatch.ingest.readers.records import SURROGATE_FAULT
+
+    abstract = "We study how listings are read when a record holds an escape that is no text. " * 2
+    path = tmp_path / "s.json"
+    records = f'[{{"title": "x\\ud800", "abstract": "{abstract}"}},\n'
+    records += f' {{"title": "ok", "abstract": "{abstract} again"}}]'
+    path.write_text(records, encoding="utf-8")
+    (stat,) = scan_folder(tmp_path).files
+    prepared = prepare_file(stat, path.read_bytes())
+    first, second = prepared.entries
+    assert (first.title, first.field_faults) == ("x\ufffd", (SURROGATE_FAULT,))
+    assert (second.title, second.field_faults) == ("ok", ())
+    frame = entries_frame([prepared])
+    assert frame.height == 2
+    assert frame["field_faults"].to_list() == [SURROGATE_FAULT, None]

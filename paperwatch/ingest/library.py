@@ -31,6 +31,7 @@ from paperwatch.ingest.readers.records import (
     first_url,
     one_line,
     record_entry,
+    without_lone_surrogates,
 )
 from paperwatch.untrusted import safe_entry
 
@@ -173,6 +174,7 @@ def _csl_json(text: str) -> list[LibraryItem]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON: line {exc.lineno}: {exc.msg}") from None
+    value, _ = without_lone_surrogates(value)  # "\ud800" escapes: no text holds them
     if isinstance(value, dict):
         value = value.get("items", [value])
     if not isinstance(value, list):

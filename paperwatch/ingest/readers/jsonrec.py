@@ -18,6 +18,7 @@ holding a list), or one record.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from typing import Any
@@ -25,12 +26,14 @@ from typing import Any
 from paperwatch.ingest.parse import Entry, Header, Listing, decode_listing, parse_header
 from paperwatch.ingest.readers import ReaderError
 from paperwatch.ingest.readers.records import (
+    SURROGATE_FAULT,
     LineIndex,
     author_names,
     external_id,
     first_url,
     one_line,
     record_entry,
+    without_lone_surrogates,
 )
 
 _ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs")
@@ -288,6 +291,7 @@ def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str | None]:
+    record, replaced = without_lone_surrogates(record)
     abstract = _field(record, _ABSTRACT_KEYS)
     title = _field(record, _TITLE_KEYS)
     url = first_url(one_line(_field(record, _URL_KEYS)))
@@ -308,15 +312,15 @@ def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str
     year = one_line(_field(record, ("year",)))
     if venue and year and year not in venue:
         venue = f"{venue} {year}"
-    return (
-        record_entry(
-            position,
-            line,
-            str(abstract) if abstract is not None else None,
-            title=str(title) if title is not None else None,
-            authors=author_names(_field(record, _AUTHOR_KEYS)),
-            url=url,
-            ext_id=ext,
-        ),
-        venue,
+    entry = record_entry(
+        position,
+        line,
+        str(abstract) if abstract is not None else None,
+        title=str(title) if title is not None else None,
+        authors=author_names(_field(record, _AUTHOR_KEYS)),
+        url=url,
+        ext_id=ext,
     )
+    if replaced:
+        entry = dataclasses.replace(entry, field_faults=(*entry.field_faults, SURROGATE_FAULT))
+    return entry, venue

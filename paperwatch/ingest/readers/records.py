@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from paperwatch.ingest.parse import Entry
 
@@ -180,6 +181,34 @@ def _split_names(value: str) -> list[str]:
         family, given = (" ".join(part.split()) for part in name.split(","))
         turned.append(f"{given} {family}".strip())
     return turned
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: ``Entry.field_faults`` line of a record whose lone surrogate escapes were replaced.
+SURROGATE_FAULT = "a lone surrogate escape (\\ud800-\\udfff, not a character) replaced by U+FFFD"
+
+
+def without_lone_surrogates(value: Any) -> tuple[Any, bool]:
+    """``value`` (parsed JSON: dicts, lists, strings, numbers) with every lone surrogate
+    (``"\\ud800"`` escapes JSON allows but no text encoding can hold) replaced by U+FFFD,
+    in strings and keys; and whether any was. A valid pair was joined by the parser."""
+    if isinstance(value, str):
+        fixed = _LONE_SURROGATE.sub("\ufffd", value)
+        return fixed, fixed != value
+    if isinstance(value, list):
+        items = [without_lone_surrogates(v) for v in value]
+        return [v for v, _ in items], any(c for _, c in items)
+    if isinstance(value, dict):
+        changed = False
+        out = {}
+        for key, item in value.items():
+            new_key, key_changed = without_lone_surrogates(key)
+            new_item, item_changed = without_lone_surrogates(item)
+            out[new_key] = new_item
+            changed = changed or key_changed or item_changed
+        return out, changed
+    return value, False
 
 
 def one_line(value: object) -> str | None:
