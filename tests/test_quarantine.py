@@ -59,7 +59,7 @@ def test_list_release_and_report(folder: Path, database: Path, tmp_path: Path) -
     )
 
     refused = runner.invoke(app, ["quarantine", "release", "2", "--database", str(database)])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2  # refused: a whole file cannot be released
     assert "is a whole file" in refused.output and "fix the file" in refused.output
 
     released = runner.invoke(
@@ -96,7 +96,7 @@ def test_list_release_and_report(folder: Path, database: Path, tmp_path: Path) -
         ).fetchall() == [(2, 2, 0)]
         assert set(db.key_violations(con).values()) == {0}
     again = runner.invoke(app, ["quarantine", "release", "1", "--database", str(database)])
-    assert again.exit_code == 1 and "was already released by ana" in again.output
+    assert again.exit_code == 2 and "was already released by ana" in again.output
     assert (
         "the quarantine is empty"
         not in runner.invoke(app, ["quarantine", "list", "--database", str(database)]).output

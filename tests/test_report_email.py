@@ -322,7 +322,7 @@ def test_cli_send_resend_and_dry_run(
     assert len(smtp_server.handler.received) == 2
 
     both = cli_report(seeded_database, out, "--dry-run", "--send")
-    assert both.exit_code == 1 and "drop --send" in both.output
+    assert both.exit_code == 2 and "drop --send" in both.output
 
 
 def test_cli_delivery_failure_names_the_server_and_the_step(

@@ -18,7 +18,7 @@ from paperwatch.cli import jobs
 from paperwatch.cli.failures import load_settings_or_exit as _settings
 from paperwatch.cli.output import print_email, print_ingest, print_quarantine, print_rebuild
 from paperwatch.cli.process import ExitStatus, exit_without_teardown, status_of
-from paperwatch.exits import fail
+from paperwatch.exits import EXIT_REFUSED, fail
 from paperwatch.flow_runtime import SERVER_STARTUP_TIMEOUT_S, prefect_home
 
 __all__ = ["app", "main", "prefect_home"]
@@ -182,7 +182,10 @@ def report(
     when the week was already sent (use --resend), 1 when delivery failed.
     """
     if dry_run and (send or resend):
-        raise fail("--dry-run writes the message instead of sending it: drop --send/--resend")
+        raise fail(
+            "--dry-run writes the message instead of sending it: drop --send/--resend",
+            code=EXIT_REFUSED,
+        )
     settings = _settings(database=database, report_dir=report_dir)
     if not (send or resend or dry_run):  # rendering only: no flow run, no Prefect server
         written = jobs.report_here(settings, week, as_of)
@@ -320,7 +323,9 @@ def quarantine_release(
     try:
         moment = parse_as_of(as_of, settings.tz)
         release = jobs.release_quarantined(settings, quarantine_id, approver, note, moment)
-    except (QuarantineError, ValueError, db.DatabaseLockedError) as exc:
+    except QuarantineError as exc:  # no such entry, a whole file, released before
+        raise fail(str(exc), code=EXIT_REFUSED) from None
+    except (ValueError, db.DatabaseLockedError) as exc:
         raise fail(str(exc)) from None
     state = "a new paper" if release.new_paper else "an occurrence of a known paper"
     typer.echo(
