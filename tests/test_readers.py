@@ -324,3 +324,18 @@ def test_lone_surrogate_escapes_are_replaced_and_said(tmp_path: Path) -> None:
     frame = entries_frame([prepared])
     assert frame.height == 2
     assert frame["field_faults"].to_list() == [SURROGATE_FAULT, None]
+
+
+def test_json_fields_that_are_not_text_are_left_out_and_said() -> None:
+    """An abstract written as a list of paragraphs is joined; a title that is an object is
+    left out with a field fault (it used to become its Python repr, ``{'nested': …}``)."""
+    words = "We study records whose fields are written in other JSON types than text."
+    text = (
+        f'[{{"title": {{"nested": [1, 2]}}, "abstract": ["{words}", "{words}"]}},\n'
+        f' {{"title": "Plain", "abstract": ["{words}", 3]}}]'
+    )
+    first, second = readers.read_text("json", text, "t.json").entries
+    assert (first.title, first.text) == (None, f"{words} {words}")
+    assert first.field_faults == ("title: a JSON dict, not text; left out",)
+    assert (second.title, second.no_abstract) == ("Plain", True)
+    assert second.field_faults == ("abstract: a JSON list, not text; left out",)

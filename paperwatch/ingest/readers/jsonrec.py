@@ -292,8 +292,9 @@ def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str | None]:
     record, replaced = without_lone_surrogates(record)
-    abstract = _field(record, _ABSTRACT_KEYS)
-    title = _field(record, _TITLE_KEYS)
+    faults = [SURROGATE_FAULT] if replaced else []
+    abstract = _text_value("abstract", _field(record, _ABSTRACT_KEYS), faults)
+    title = _text_value("title", _field(record, _TITLE_KEYS), faults)
     url = first_url(one_line(_field(record, _URL_KEYS)))
     is_openreview = "forum" in record or "invitation" in record or "invitations" in record
     forum = record.get("forum") or (record.get("id") if is_openreview else None)
@@ -321,6 +322,20 @@ def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str
         url=url,
         ext_id=ext,
     )
-    if replaced:
-        entry = dataclasses.replace(entry, field_faults=(*entry.field_faults, SURROGATE_FAULT))
+    if faults:
+        entry = dataclasses.replace(entry, field_faults=(*entry.field_faults, *faults))
     return entry, venue
+
+
+def _text_value(name: str, value: Any, faults: list[str]) -> str | None:
+    """A record field as text: a string as it is, a list of strings joined by spaces (an
+    abstract written as its paragraphs), a number as written; None for an object or a
+    list holding other values, with a line added to ``faults`` naming the field."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    faults.append(f"{name}: a JSON {type(value).__name__}, not text; left out")
+    return None
