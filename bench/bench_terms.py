@@ -27,8 +27,9 @@ from paperwatch.db.trends import (
     trending_terms_for_week,
     update_paper_terms,
 )
-from paperwatch.ingest.clean import clean_abstract, split_sentences
+from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.ingest.sentences import split_sentences
 from paperwatch.settings import Settings
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"

@@ -12,7 +12,7 @@ The abstracts are built from the seed listings (``seeds/*.txt``):
   abstracts mixed half-and-half with unigram draws (the seeds' word
   frequencies), so word and phrase frequencies look like the seeds'.
 - *Sentence shapes*: sentence counts per abstract and words per sentence are
-  drawn from the seeds' own (``paperwatch.ingest.clean.split_sentences``); each
+  drawn from the seeds' own (``paperwatch.ingest.sentences.split_sentences``); each
   sentence starts with one of the seeds' sentence openers ("We", "This",
   "Experiments", ...), capitalised, and ends with a full stop.
 - *Method names*: 60 % of abstracts introduce a method ("We propose NAME
@@ -51,8 +51,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paperwatch.ingest.clean import clean_abstract, split_sentences  # noqa: E402
+from paperwatch.ingest.clean import clean_abstract  # noqa: E402
 from paperwatch.ingest.parse import parse_listing  # noqa: E402
+from paperwatch.ingest.sentences import split_sentences  # noqa: E402
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _WORDY = re.compile(r"^[A-Za-z][a-z\-]{3,}$")

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/pw-prepare"))
     args = parser.parse_args(argv)
 
-    from paperwatch.ingest import clean, parse
+    from paperwatch.ingest import clean, parse, sentences
     from paperwatch.ingest import names as method_names
     from paperwatch.ingest.files import prepare_file, read_listing_file, scan_folder
     from paperwatch.ingest.prepare import prepare_files
@@ -95,11 +95,11 @@ def main(argv: list[str] | None = None) -> None:
             shaped.append((entry.raw_text, tuple(entry.line_breaks)))
     marked = [clean.repair_ligatures(clean.split_listed_number(r)[1])[0] for r in raws]
     stripped = [clean.strip_markup(t, set()) for t in marked]
-    sentences = [clean.split_sentences(t) for t in stripped]
+    sentences = [sentences.split_sentences(t) for t in stripped]
     steps: list[tuple[str, Callable[[Any], object], Sequence[Any]]] = [
         ("clean_abstract", clean.clean_abstract, raws),
         ("  strip_markup", lambda t: clean.strip_markup(t, set()), marked),
-        ("  split_sentences", clean.split_sentences, stripped),
+        ("  split_sentences", sentences.split_sentences, stripped),
         ("  paper_id_of", clean.paper_id_of, stripped),
         (
             "  find_method_name",

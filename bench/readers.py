@@ -22,8 +22,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from paperwatch.ingest import readers
-from paperwatch.ingest.clean import split_sentences
 from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.ingest.sentences import split_sentences
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 

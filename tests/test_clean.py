@@ -10,10 +10,10 @@ from paperwatch.ingest.clean import (
     extract_urls,
     find_method_name,
     paper_id_of,
-    split_sentences,
     strip_markup,
 )
 from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.ingest.sentences import split_sentences
 
 from .conftest import SEEDS
 

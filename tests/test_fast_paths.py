@@ -20,7 +20,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperwatch.ingest import clean, parse
+from paperwatch.ingest import clean, parse, sentences
 from paperwatch.ingest import names as method_names
 from paperwatch.ingest.frames import string_lists
 
@@ -137,13 +137,13 @@ SEED_SENTENCE_ENDS = 409
 
 
 def _regex_sentence_ends(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in clean._SENTENCE_END.finditer(text)]
+    return [m.span() for m in sentences._SENTENCE_END.finditer(text)]
 
 
 @settings(max_examples=1500, derandomize=True, deadline=None)
 @given(_SENTENCES)
 def test_sentence_ends_are_the_regex_matches(text: str) -> None:
-    assert clean.sentence_ends(text) == _regex_sentence_ends(text)
+    assert sentences.sentence_ends(text) == _regex_sentence_ends(text)
 
 
 def test_sentence_ends_on_the_seeds() -> None:
@@ -151,9 +151,9 @@ def test_sentence_ends_on_the_seeds() -> None:
     ends = 0
     for text in texts:
         clean_text = clean.clean_abstract(text).abstract
-        assert clean.sentence_ends(text) == _regex_sentence_ends(text)
-        assert clean.sentence_ends(clean_text) == _regex_sentence_ends(clean_text)
-        ends += len(clean.sentence_ends(text))
+        assert sentences.sentence_ends(text) == _regex_sentence_ends(text)
+        assert sentences.sentence_ends(clean_text) == _regex_sentence_ends(clean_text)
+        ends += len(sentences.sentence_ends(text))
     assert ends == SEED_SENTENCE_ENDS
 
 

@@ -26,8 +26,9 @@ from paperwatch.db.trends import (
     trending_terms_for_week,
     update_paper_terms,
 )
-from paperwatch.ingest.clean import clean_abstract, split_sentences
+from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import decode_listing, parse_listing
+from paperwatch.ingest.sentences import split_sentences
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Settings
 from tests.trend_sim import fightin_words_z

@@ -176,12 +176,12 @@ def sentence_with_term(abstract: str, terms: Sequence[str]) -> str | None:
     A sentence uses a term when each of its words is in the sentence, ignoring case, as a
     word or the start of one at most three letters longer ("model" in "models", "LLM" in
     "LLMs"); a term without spaces in CJK script when it is a substring. Sentences are split
-    by :func:`paperwatch.ingest.clean.split_sentences`.
+    by :func:`paperwatch.ingest.sentences.split_sentences`.
 
     Returns:
         The sentence, or None when no sentence uses any of them.
     """
-    from paperwatch.ingest.clean import split_sentences
+    from paperwatch.ingest.sentences import split_sentences
 
     wanted = [t for t in terms if t]
     for sentence in split_sentences(abstract):

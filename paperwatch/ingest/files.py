@@ -16,10 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from paperwatch.ingest.clean import (
-    CleanAbstract,
-    clean_abstract,
-)
+from paperwatch.ingest.clean import CleanAbstract, clean_abstract
 from paperwatch.ingest.parse import (
     Entry,
     Header,

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from itertools import islice
 from typing import Any
 
-from paperwatch.ingest import clean as _clean
+from paperwatch.ingest.sentences import split_sentences
 
 #: Adverbs that may stand between "we" and the verb: "we therefore propose".
 _ADVERBS = (
@@ -395,7 +395,7 @@ def find_method_name(
     by tests/data/method_names/examples.tsv.
     """
     names = frozenset(macro_names or ())
-    parts = _clean.split_sentences(abstract) if sentences is None else sentences
+    parts = split_sentences(abstract) if sentences is None else sentences
     found = (
         _intro_name(parts, names, abstract)
         or _our_name(parts)
@@ -423,6 +423,9 @@ def reread_method_names(con: Any) -> int:
     """
     import polars as pl
 
+    # Here, not at the top: the cleaner imports this module for find_method_name.
+    from paperwatch.ingest.clean import clean_abstract
+
     rows = con.execute(
         "select paper_id, abstract_raw, method_name from papers "
         "where method_name is null or regexp_matches(abstract_raw, '[\\\\^_$]')"
@@ -430,7 +433,7 @@ def reread_method_names(con: Any) -> int:
     changed = {
         paper_id: name
         for paper_id, raw, old in rows
-        if (name := _clean.clean_abstract(raw).method_name) != old
+        if (name := clean_abstract(raw).method_name) != old
     }
     if not changed:
         return 0
