@@ -339,3 +339,20 @@ def test_json_fields_that_are_not_text_are_left_out_and_said() -> None:
     assert first.field_faults == ("title: a JSON dict, not text; left out",)
     assert (second.title, second.no_abstract) == ("Plain", True)
     assert second.field_faults == ("abstract: a JSON list, not text; left out",)
+
+
+def test_a_markdown_abstract_in_an_html_or_code_block_is_not_lost() -> None:
+    """A paper whose only text is an HTML block or a code block gets that text (tags
+    stripped); a paper with an abstract of its own keeps it (a BibTeX fence beside it is
+    no abstract). Both used to leave only the title, and the text was stored nowhere."""
+    words = "We study a thing that is written inside a block of the digest, not a paragraph."
+    text = (
+        f"# Digest\n\n## Paper A\n\n<div>{words}</div>\n\n## Paper B\n\n```\n{words}\n```\n\n"
+        f"## Paper C\n\n{words}\n\n```bibtex\n@article{{c, title={{C}}}}\n```\n"
+    )
+    a, b, c = readers.read_text("markdown", text, "d.md").entries
+    assert [(e.title, e.text, e.line) for e in (a, b, c)] == [
+        ("Paper A", words, 3),
+        ("Paper B", words, 7),
+        ("Paper C", words, 13),
+    ]

@@ -132,6 +132,9 @@ class _Paper:
     abstract: list[tuple[int, str]] = field(default_factory=list)
     body: list[tuple[int, str]] = field(default_factory=list)
     current: str | None = None  # the field an unlabelled line continues
+    #: Text of HTML blocks and code blocks under the paper (tags stripped): its text only
+    #: when it has no other (an abstract in a ``<div>`` or a fence is not lost).
+    blocks: list[tuple[int, str]] = field(default_factory=list)
     original_abstract: bool = False  # the abstract came from a section marked original
 
     def has_content(self) -> bool:
@@ -287,6 +290,17 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
 
 
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _keep_block(paper: _Paper, token: Token, text: str) -> None:
+    """Keep the lines of a block's ``text`` as the paper's :attr:`_Paper.blocks`."""
+    first = (token.map[0] + 1) if token.map else paper.line
+    for offset, line in enumerate(text.split("\n")):
+        if line.strip():
+            paper.blocks.append((first + offset, " ".join(line.split())))
+
+
 class _Walk:
     """One pass over a digest's tokens: papers by heading (at the papers' level), by rule,
     by paragraph, or by table row; the digest's header from a heading above them."""
@@ -336,6 +350,8 @@ class _Walk:
                 self.in_heading = int(token.tag[1])
             elif token.type == "heading_close":
                 self.in_heading = None
+            elif token.type in ("fence", "code_block") and self.paper is not None:
+                _keep_block(self.paper, token, token.content)
             elif token.type != "inline" or token.map is None:
                 continue
             elif self.in_heading is not None:
@@ -349,6 +365,7 @@ class _Walk:
         if self.paper is not None and not self.details:
             self.paper.urls.extend(_HREF.findall(token.content))
             self.details_abstract = _details_abstract(self.paper, token)
+            _keep_block(self.paper, token, _TAG.sub(" ", token.content))
         self.details += len(_DETAILS_OPEN.findall(token.content))
         self.details = max(0, self.details - len(_DETAILS_CLOSE.findall(token.content)))
 
@@ -613,7 +630,7 @@ def _strip_emphasis(value: str) -> str:
 
 
 def _entry(position: int, paper: _Paper) -> Entry:
-    written = paper.abstract or paper.body
+    written = paper.abstract or paper.body or paper.blocks
     url = paper.urls[0] if paper.urls else None
     ext = external_id(arxiv=paper.arxiv, doi_value=paper.doi, urls=paper.urls)
     return record_entry(
