@@ -356,3 +356,16 @@ def test_a_markdown_abstract_in_an_html_or_code_block_is_not_lost() -> None:
         ("Paper B", words, 7),
         ("Paper C", words, 13),
     ]
+
+
+def test_every_array_of_records_in_a_json_object_is_read() -> None:
+    """``{"papers": […], "notes": […]}``: both arrays are records (the second used to be
+    neither loaded nor quarantined); an array of other values beside them is not read."""
+    words = "We study a JSON object that holds its records under two documented keys."
+    text = (
+        f'{{"papers": [{{"abstract": "{words} One."}}],\n'
+        f' "data": [1, 2],\n'
+        f' "notes": [{{"abstract": "{words} Two."}}]}}'
+    )
+    entries = readers.read_text("json", text, "two.json").entries
+    assert [(e.line, e.text[-4:]) for e in entries] == [(1, "One."), (3, "Two.")]

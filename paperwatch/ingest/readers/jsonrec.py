@@ -235,16 +235,22 @@ def _header(venue: str) -> Header | None:
 
 
 def _records_with_lines(text: str, value: Any) -> list[tuple[int, Any]]:
-    """The records of a parsed JSON document with the line each starts at."""
+    """The records of a parsed JSON document with the line each starts at: the items of
+    every array under a key of :data:`_LIST_KEYS`, or the object itself."""
     index = LineIndex(text)
     if isinstance(value, dict):
-        for key in _LIST_KEYS:
-            held = value.get(key)
-            if isinstance(held, list):
-                match = re.search(r'"' + re.escape(key) + r'"\s*:\s*\[', text)
-                start = match.end() - 1 if match else -1
-                return _array_lines(text, held, start, index)
-        return [(index.line(text.find("{")), value)]
+        keys = [key for key in _LIST_KEYS if isinstance(value.get(key), list)]
+        if not keys:
+            return [(index.line(text.find("{")), value)]
+        # Every array of records (objects) the object holds, none left out; else the
+        # first array, whose items are then refused as not records.
+        of_records = [k for k in keys if all(isinstance(item, dict) for item in value[k])]
+        records: list[tuple[int, Any]] = []
+        for key in of_records or keys[:1]:
+            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*\[', text)
+            start = match.end() - 1 if match else -1
+            records.extend(_array_lines(text, value[key], start, index))
+        return sorted(records, key=lambda record: record[0])  # in the file's order
     if isinstance(value, list):
         return _array_lines(text, value, text.find("["), index)
     raise ReaderError("json", 1, f"a JSON {type(value).__name__}, not records")
