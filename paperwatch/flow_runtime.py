@@ -1,9 +1,10 @@
 """The Prefect runtime of the command line: where flow runs of a command report.
 
-:func:`prefect_home` gives Prefect a home of the project's own before Prefect is imported;
-:func:`server_guard` starts (or checks) the API a command's flow runs report to, and stops
-it at the end; :func:`short_run_errors` keeps a short run's Prefect noise off the terminal
-and in the log file. Why paperwatch starts its own temporary server: docs/design.md.
+The entry is :func:`flow_run`: around a command's flow run, a Prefect home of the
+project's own (:func:`prefect_home`, set before Prefect is imported), the API the run
+reports to, started or checked and stopped at the end (:func:`server_guard`), and the
+run's Prefect noise kept off the terminal and in the log file (:func:`short_run_errors`).
+Why paperwatch starts its own temporary server: docs/design.md.
 """
 
 from __future__ import annotations
@@ -34,6 +35,21 @@ SERVER_STARTUP_TIMEOUT_S = 180
 
 #: ``--debug``: Prefect's error lines and tracebacks on the terminal too (set by the CLI).
 show_debug = False
+
+
+@contextmanager
+def flow_run(
+    settings: Settings,
+    *expected: type[BaseException],
+    warm: tuple[str, ...] = (),
+    own_home: bool = True,
+) -> Iterator[None]:
+    """Around one flow run of a command: :func:`server_guard` (in the database's own
+    Prefect home unless ``own_home`` is False) and :func:`short_run_errors` for the
+    ``expected`` exceptions, which pass through for the command to map to an exit."""
+    home = prefect_home(settings.database) if own_home else None
+    with server_guard(home, warm=warm), short_run_errors(*expected, settings=settings):
+        yield
 
 
 def prefect_home(database: Path) -> Path | None:

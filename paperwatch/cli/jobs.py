@@ -18,7 +18,7 @@ import typer
 
 from paperwatch.cli.failures import database_exit, database_failures, os_error_exit
 from paperwatch.exits import EXIT_DAMAGED, EXIT_LOCKED, EXIT_REFUSED, fail
-from paperwatch.flow_runtime import prefect_home, server_guard, short_run_errors
+from paperwatch.flow_runtime import flow_run
 
 if TYPE_CHECKING:
     from paperwatch.db.quarantine import Release
@@ -118,13 +118,9 @@ def run_ingest(
     quick = up_to_date(settings, as_of)
     if quick is not None:
         return quick
-    home = prefect_home(settings.database)
     expected = (*database_failures(), FileNotFoundError, NotADirectoryError, ValueError, OSError)
     try:
-        with (
-            server_guard(home, warm=("paperwatch.flows.ingest", "great_expectations")),
-            short_run_errors(*expected, settings=settings),
-        ):
+        with flow_run(settings, *expected, warm=("paperwatch.flows.ingest", "great_expectations")):
             from paperwatch.flows.ingest import ingest_listings
 
             return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
@@ -153,7 +149,6 @@ def run_report(
     preflight(settings, as_of=as_of, week=week, database_exists=True)
     if send or dry_run or resend:
         check_mail_settings(settings)
-    home = prefect_home(settings.database)
     expected = (
         AlreadySentError,
         MailDeliveryError,
@@ -164,10 +159,7 @@ def run_report(
         OSError,
     )
     try:
-        with (
-            server_guard(home, warm=("paperwatch.flows.report",)),
-            short_run_errors(*expected, settings=settings),
-        ):
+        with flow_run(settings, *expected, warm=("paperwatch.flows.report",)):
             from paperwatch.flows.report import weekly_report
 
             return weekly_report(
@@ -268,7 +260,7 @@ def run_rebuild(settings: Settings, as_of: str | None) -> RebuildOutcome:
             code=EXIT_LOCKED,
         )
     try:
-        with server_guard(), short_run_errors(*database_failures(), OSError, settings=settings):
+        with flow_run(settings, *database_failures(), OSError, own_home=False):
             return rebuild_database(str(settings.watch_dir), str(path), as_of)
     except (DatabaseLockedError, WriterLockTimeout) as exc:
         raise fail(str(exc), code=EXIT_LOCKED) from None
