@@ -194,7 +194,7 @@ def test_the_reasons_are_in_both_parts_and_escaped(
         and "&lt;script&gt;alert(1)&lt;/script&gt;" in report.html
     )
     assert "by Bao Nguyen, whom you follow" in report.html
-    assert "Closest to your library (30 papers; recent ones count more)" in report.text
+    assert "Closest to your library of 30 papers (recent ones count more)" in report.text
     text = report.text.split("\n\n13 new papers")[0]
     assert "close to your “Temporally Consistent Video Editing with Image Diffusion\n" in text
     assert (
