@@ -177,10 +177,8 @@ def _no_heartbeats() -> Iterator[None]:
     as this process (Prefect's temporary server, started here).
 
     Heartbeats let a lasting server mark a run whose process died as crashed; a temporary
-    server dies with the process, so nobody reads them. And they cost every run time at its
-    end: the heartbeat thread sleeps in one-second steps and the flow waits for it to notice
-    the run ended (Prefect's ``_send_heartbeats`` joins it): 0.6 s at the end of a 100k
-    ingest (py-spy, bench/RESULTS.md). With a server of the user's own
+    server dies with the process, so nobody reads them, and they cost each run time at its
+    end (docs/design.md, "Warm imports"). With a server of the user's own
     (``PREFECT_API_URL``), deployments' runs and runs of the command line keep them.
     """
     from prefect.settings import temporary_settings

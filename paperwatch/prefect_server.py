@@ -246,10 +246,8 @@ def cpu_seconds(pid: int) -> float | None:
 SETUP_MARKER = "paperwatch-setup"
 
 #: What a start skips in a home set up for the installed Prefect: the Alembic migration
-#: check, block-type registration and Prefect's memo of it (loading every installed
-#: collection to hash the block registry). About 2.7 of the 8.5 seconds of a start on
-#: the 2-core machine (measured: 5.7-5.8 s instead of 8.3-8.7 s, fresh homes seeded
-#: from the template, interleaved, quiet machine).
+#: check, block-type registration and Prefect's memo of it (what it saves:
+#: docs/design.md, "Prefect's temporary server").
 SETUP_SKIPS = {
     "PREFECT_API_DATABASE_MIGRATE_ON_START": "false",
     "PREFECT_API_BLOCKS_REGISTER_ON_START": "false",
@@ -498,10 +496,7 @@ def warm_imports(modules: Iterable[str]) -> None:
 
     Python's cyclic garbage collector is paused meanwhile, and what the process holds then
     is moved to the permanent generation (:func:`gc.freeze`): imports make next to no
-    garbage, yet each time the objects that survived a collection grew by a quarter
-    CPython went over all of them again (five full collections, 0.47 s, while
-    ``paperwatch.flows.ingest`` and Great Expectations were imported), and later collections would
-    have gone over the imported modules each time.
+    garbage (why and what it saves: docs/design.md, "Warm imports").
     """
     enabled = gc.isenabled()
     gc.disable()
