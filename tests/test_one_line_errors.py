@@ -175,3 +175,33 @@ def test_a_report_folder_that_is_a_file_is_named_as_the_report_folder(
     assert result.exit_code == 1
     assert result.output.startswith(f"error: cannot write the report (File exists: {blocker}); ")
     assert "--report-dir" in result.output and "database's folder" not in result.output
+
+
+def test_an_unexpected_failure_of_the_report_flow_is_one_error_line(
+    seeded_database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault of paperwatch itself in the report flow ends in the one ``unexpected …``
+    line. (typer.Exit is a RuntimeError: the report's own RuntimeError handler used to
+    catch that exit too and print a second, empty ``error:`` line.)"""
+    from typer.testing import CliRunner
+
+    import paperwatch.flows.report as report_flow
+    from paperwatch.cli import app
+
+    def broken(**_: object) -> None:
+        raise ZeroDivisionError("a fault of paperwatch")
+
+    monkeypatch.setattr(report_flow, "weekly_report", broken)
+    for key, value in smtp_env(1).items():
+        monkeypatch.setenv(f"PAPERWATCH_{key}", value)
+    database = tmp_path / "pw.duckdb"
+    database.write_bytes(seeded_database.read_bytes())
+    result = CliRunner().invoke(
+        app,
+        ["report", "--week", SEEDS_WEEK, "-d", str(database), "-o", str(tmp_path / "out"),
+         "--dry-run"],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1
+    assert lines[0].startswith("error: unexpected ZeroDivisionError: a fault of paperwatch (")

@@ -7,6 +7,8 @@ Each function returns the :class:`typer.Exit` to raise after printing one ``erro
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +55,24 @@ def database_failures() -> tuple[type[Exception], ...]:
     from paperwatch.db.writer_lock import WriterLockTimeout
 
     return (DatabaseLockedError, WriterLockTimeout, DatabaseDamagedError, DatabaseError)
+
+
+@contextmanager
+def run_exits(settings: Settings, *plain: type[Exception]) -> Iterator[None]:
+    """Around a run: a failure of the database ends the command as :func:`database_exit`
+    says, one of ``plain`` with its message (exit 1), any other ``OSError`` as
+    :func:`os_error_exit` says. An exit already decided (``typer.Exit``, which is a
+    ``RuntimeError`` too) passes unchanged."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except database_failures() as exc:
+        raise database_exit(settings, exc) from None
+    except plain as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise os_error_exit(settings, exc) from None
 
 
 def database_exit(settings: Settings, exc: Exception) -> typer.Exit:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from paperwatch.cli.failures import database_exit, database_failures, os_error_exit
+from paperwatch.cli.failures import database_failures, run_exits
 from paperwatch.exits import EXIT_DAMAGED, EXIT_LOCKED, EXIT_REFUSED, fail
 from paperwatch.flow_runtime import flow_run
 
@@ -119,17 +119,14 @@ def run_ingest(
     if quick is not None:
         return quick
     expected = (*database_failures(), FileNotFoundError, NotADirectoryError, ValueError, OSError)
-    try:
-        with flow_run(settings, *expected, warm=("paperwatch.flows.ingest", "great_expectations")):
-            from paperwatch.flows.ingest import ingest_listings
+    warm = ("paperwatch.flows.ingest", "great_expectations")
+    with (
+        run_exits(settings, FileNotFoundError, NotADirectoryError, ValueError),
+        flow_run(settings, *expected, warm=warm),
+    ):
+        from paperwatch.flows.ingest import ingest_listings
 
-            return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
-    except database_failures() as exc:
-        raise database_exit(settings, exc) from None
-    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise os_error_exit(settings, exc) from None
+        return ingest_listings(str(settings.watch_dir), str(settings.database), as_of)
 
 
 def run_report(
@@ -158,31 +155,25 @@ def run_report(
         RuntimeError,
         OSError,
     )
-    try:
-        with flow_run(settings, *expected, warm=("paperwatch.flows.report",)):
-            from paperwatch.flows.report import weekly_report
+    # MailDeliveryError is a RuntimeError: its message, exit 1.
+    with run_exits(settings, FileNotFoundError, ValueError, RuntimeError):
+        try:
+            with flow_run(settings, *expected, warm=("paperwatch.flows.report",)):
+                from paperwatch.flows.report import weekly_report
 
-            return weekly_report(
-                week=week,
-                as_of=as_of,
-                database=str(settings.database),
-                report_dir=str(settings.report_dir),
-                last_completed_week=False,
-                send=send,
-                dry_run=dry_run,
-                resend=resend,
-            )
-    except AlreadySentError as exc:
-        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(code=2) from None
-    except MailDeliveryError as exc:
-        raise fail(str(exc)) from None
-    except database_failures() as exc:
-        raise database_exit(settings, exc) from None
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise os_error_exit(settings, exc) from None
+                return weekly_report(
+                    week=week,
+                    as_of=as_of,
+                    database=str(settings.database),
+                    report_dir=str(settings.report_dir),
+                    last_completed_week=False,
+                    send=send,
+                    dry_run=dry_run,
+                    resend=resend,
+                )
+        except AlreadySentError as exc:
+            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(code=2) from None
 
 
 def check_mail_settings(settings: Settings) -> None:
@@ -214,16 +205,12 @@ def report_here(settings: Settings, week: str | None, as_of: str | None) -> Writ
 
     preflight(settings, as_of=as_of, week=week, database_exists=True)
     moment = parse_as_of(as_of, settings.tz)
-    try:
-        with writer_lock(settings.database, settings.schedule.writer_lock_timeout_s):
-            written = write_week_report(settings, week or iso_week(moment, settings.tz), now_utc())
-            republish_snapshot(settings)
-    except database_failures() as exc:
-        raise database_exit(settings, exc) from None
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise os_error_exit(settings, exc) from None
+    with (
+        run_exits(settings, FileNotFoundError, ValueError, RuntimeError),
+        writer_lock(settings.database, settings.schedule.writer_lock_timeout_s),
+    ):
+        written = write_week_report(settings, week or iso_week(moment, settings.tz), now_utc())
+        republish_snapshot(settings)
     return written
 
 
