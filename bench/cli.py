@@ -1,7 +1,8 @@
 """Time what users run: the ``paperwatch`` commands as processes, beside a reference pipeline.
 
-For each ``--size`` (10k, 100k, 1M abstracts) a corpus is generated once with
-``bench/corpus.py`` (one ISO week, 1,000 abstracts a file, seed 2026) under ``--work``,
+For each ``--size`` (10k, 100k, 1M abstracts) a corpus is generated once under ``--work``
+with the brief's ``../shared/bench/make_corpus.py`` (``--corpus shared``, the default:
+seeds-derived, 1,000 abstracts a file) or ``bench/corpus.py`` (``--corpus own``),
 then, ``--repeat`` times and interleaved in this order, each case runs as a process:
 
 - ``help``: ``paperwatch --help``;
@@ -59,6 +60,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ("help", "reference", "lean", "ingest", "ingest-cold", "ingest-again", "report", "watch")
 #: The lean script of the brief, beside the project folder.
 LEAN = ROOT.parent / "shared" / "bench" / "lean_reference.py"
+#: The brief's corpus generator, beside it.
+MAKE_CORPUS = LEAN.parent / "make_corpus.py"
 SIZES = {"10k": 10, "100k": 100, "1m": 1000}  # files of 1,000 abstracts
 
 
@@ -149,29 +152,43 @@ def measure(
     )
 
 
-def corpus_for(size: str, work: Path) -> tuple[Path, str, str]:
-    """The corpus of ``size`` under ``work`` (generated when missing): its folder, the
-    ``--as-of`` of its week and that ISO week."""
-    folder = work / f"corpus-{size}"
-    manifest = folder / "corpus.json"
-    if not manifest.is_file():
-        shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run(
-            [
-                sys.executable,
-                str(ROOT / "bench" / "corpus.py"),
-                "--out",
-                str(folder),
-                "--files",
-                str(SIZES[size]),
-                "--entries",
-                "1000",
-                "--weeks",
-                "1",
-            ],
-            check=True,
-        )
-    as_of = json.loads(manifest.read_text(encoding="utf-8"))["weeks"][0]["as_of"]
+def corpus_for(size: str, work: Path, kind: str = "shared") -> tuple[Path, str, str]:
+    """The corpus of ``size`` under ``work`` (generated when missing): its folder of listing
+    files, the ``--as-of`` of its week and that ISO week.
+
+    ``kind`` ``shared`` (the default): ``../shared/bench/make_corpus.py`` over the project's
+    ``seeds/`` (the brief's corpus: 1,000 entries a file, its seed 7), in one folder, its
+    week the one it was generated in (recorded in ``corpus.json`` beside the folder, so the
+    folder holds listing files only). ``own``: ``bench/corpus.py`` (one ISO week, seed 2026).
+    """
+    if kind == "shared":
+        base = work / f"shared-corpus-{size}"
+        folder, manifest = base / "listings", base / "corpus.json"
+        if not manifest.is_file():
+            shutil.rmtree(base, ignore_errors=True)
+            subprocess.run(
+                [
+                    *(sys.executable, str(MAKE_CORPUS), str(ROOT / "seeds"), str(folder)),
+                    *(str(SIZES[size]), "1000"),
+                ],
+                check=True,
+            )
+            moment = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+            manifest.write_text(json.dumps({"as_of": moment}), encoding="utf-8")
+        as_of = json.loads(manifest.read_text(encoding="utf-8"))["as_of"]
+    else:
+        folder = work / f"corpus-{size}"
+        manifest = folder / "corpus.json"
+        if not manifest.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            subprocess.run(
+                [
+                    *(sys.executable, str(ROOT / "bench" / "corpus.py"), "--out", str(folder)),
+                    *("--files", str(SIZES[size]), "--entries", "1000", "--weeks", "1"),
+                ],
+                check=True,
+            )
+        as_of = json.loads(manifest.read_text(encoding="utf-8"))["weeks"][0]["as_of"]
     from datetime import datetime
 
     year, week, _ = datetime.fromisoformat(as_of).isocalendar()
@@ -185,10 +202,15 @@ def paperwatch_command() -> str:
 
 
 def run_size(
-    size: str, work: Path, repeat: int, cases: list[str], lean: Path = LEAN
+    size: str,
+    work: Path,
+    repeat: int,
+    cases: list[str],
+    lean: Path = LEAN,
+    corpus_kind: str = "shared",
 ) -> list[Measured]:
     """Every case of one size, ``repeat`` times, interleaved; prints each run as it ends."""
-    corpus, as_of, week = corpus_for(size, work)
+    corpus, as_of, week = corpus_for(size, work, corpus_kind)
     pw = paperwatch_command()
     results: list[Measured] = []
     for r in range(repeat):
@@ -377,6 +399,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--lean", type=Path, default=LEAN, help=f"the lean script (default: {LEAN})"
     )
+    parser.add_argument(
+        "--corpus",
+        choices=("shared", "own"),
+        default="shared",
+        help="shared: ../shared/bench/make_corpus.py (default); own: bench/corpus.py",
+    )
     args = parser.parse_args(argv)
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(cases) - set(CASES))
@@ -387,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     print(machine(), flush=True)
     results: list[Measured] = []
     for size in args.size or ["10k"]:
-        results += run_size(size, work, args.repeat, cases, args.lean)
+        results += run_size(size, work, args.repeat, cases, args.lean, args.corpus)
     for line in ratios(results):
         print(line, flush=True)
     if args.markdown:
