@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,bench]'
+	@# Migrate Prefect's database for this installation once, now, rather than in the
+	@# first run (docs/design.md, "Prefect's temporary server"); a failure only warns.
+	-$(BIN)/python -m paperwatch.prefect_server --prepare-template
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -399,7 +399,7 @@ class TemporaryServer:
                 sock.bind(("127.0.0.1", 0))
                 sock.listen(128)
                 port = sock.getsockname()[1]
-                command = [sys.executable, "-m", __name__, str(os.getpid())]
+                command = [sys.executable, "-m", "paperwatch.prefect_server", str(os.getpid())]
                 command += ["--app-dir", str(package.parent)]
                 command += ["--factory", SERVER_APP, "--fd", str(sock.fileno())]
                 command += ["--log-level", "error", "--lifespan", "on"]
@@ -510,6 +510,47 @@ def warm_imports(modules: Iterable[str]) -> None:
         gc.freeze()
 
 
+def prepare_template(timeout_s: float = 180.0) -> str:
+    """Write this installation's template (:func:`template_path`) now, as the first
+    command-line run otherwise does on its way: start the temporary server once in a
+    throwaway home, let it migrate its database, keep that as the template, stop it.
+
+    ``make install`` runs it (``python -m paperwatch.prefect_server --prepare-template``),
+    so that a newcomer's first ``make run`` starts from a migrated database. ``timeout_s``
+    is :meth:`TemporaryServer.wait`'s. Returns one line saying what was done; nothing is
+    raised when there is no cache folder, no Prefect metadata, or the user chose a
+    database of their own (``PREFECT_API_DATABASE_CONNECTION_URL``): the line says so.
+    Raises what :meth:`TemporaryServer.start` and :meth:`TemporaryServer.wait` raise.
+    """
+    import tempfile
+
+    key = setup_key()
+    template = None if key is None else template_path(key)
+    if template is None:
+        return "Prefect template: no cache folder or Prefect metadata; the first run migrates"
+    if {"PREFECT_API_DATABASE_CONNECTION_URL", "PREFECT_SERVER_DATABASE_CONNECTION_URL"} & set(
+        os.environ
+    ):
+        return "Prefect template: not used (a Prefect database of your own is set)"
+    if usable_template(template):
+        return f"Prefect template: {template} (already made)"
+    previous = os.environ.get("PREFECT_HOME")
+    with tempfile.TemporaryDirectory(prefix="paperwatch-prefect-") as home:
+        os.environ["PREFECT_HOME"] = home
+        server = TemporaryServer(Path(home), template, timeout_s)
+        try:
+            server.start()
+            server.wait()
+        finally:
+            server.stop()
+            if previous is None:
+                os.environ.pop("PREFECT_HOME", None)
+            else:
+                os.environ["PREFECT_HOME"] = previous
+    made = "made" if usable_template(template) else "not made (see the server log)"
+    return f"Prefect template: {template} ({made})"
+
+
 def run_server(argv: list[str]) -> None:
     """The server process (``python -m paperwatch.prefect_server <command pid> <uvicorn
     arguments>``, started by :meth:`TemporaryServer.start`): ask Linux to send it SIGTERM
@@ -530,4 +571,7 @@ def run_server(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    run_server(sys.argv[1:])
+    if sys.argv[1:] == ["--prepare-template"]:
+        print(prepare_template())
+    else:
+        run_server(sys.argv[1:])

@@ -481,3 +481,46 @@ def test_a_home_counts_as_set_up_only_under_the_same_key_and_migration_head(
     assert not set_up_for(home, key)
     (home / DATABASE_NAME).write_bytes(b"not a database" * 100)
     assert not set_up_for(home, key)
+
+
+@pytest.mark.server
+def test_prepare_template_makes_the_template_a_first_run_starts_from(tmp_path: Path) -> None:
+    """``make install``'s step: the template is made once, outside any run (no flow run in
+    it); a second call leaves it; the first ingest then starts from a copy of it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAPERWATCH_"))}
+    env |= {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PAPERWATCH_CONFIG": "",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    prepare = [sys.executable, "-m", "paperwatch.prefect_server", "--prepare-template"]
+    made = subprocess.run(prepare, env=env, capture_output=True, text=True, timeout=900)
+    assert made.returncode == 0, made.stderr[-3000:]
+    templates = list((tmp_path / "cache" / "paperwatch").glob("prefect-*.db"))
+    assert len(templates) == 1 and made.stdout.strip().endswith("(made)")
+    assert usable_template(templates[0]) and migration_version(templates[0]) is not None
+    again = subprocess.run(prepare, env=env, capture_output=True, text=True, timeout=900)
+    assert again.stdout.strip() == f"Prefect template: {templates[0]} (already made)"
+    con = sqlite3.connect(templates[0])
+    con.execute("create table paperwatch_test_mark (copied integer)")
+    con.commit()
+    con.close()
+    database = tmp_path / "run" / "paperwatch.duckdb"
+    ingest = [sys.executable, "-m", "paperwatch", "ingest", "--folder", str(SEEDS)]
+    result = subprocess.run(
+        [*ingest, "-d", str(database)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "new papers: 54" in result.stdout
+    home_db = tmp_path / "run" / ".prefect" / DATABASE_NAME
+    con = sqlite3.connect(f"file:{home_db}?mode=ro", uri=True)
+    try:
+        marked = "select count(*) from sqlite_master where name = 'paperwatch_test_mark'"
+        assert con.execute(marked).fetchone() == (1,)
+    finally:
+        con.close()
