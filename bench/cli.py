@@ -18,7 +18,12 @@ then, ``--repeat`` times and interleaved in this order, each case runs as a proc
 - ``ingest-again``: ``paperwatch ingest`` of the same folder, nothing new;
 - ``report``: ``paperwatch report`` of the corpus's week (every paper is new in it);
 - ``watch``: ``paperwatch watch --local`` on the folder into another new database, until
-  it prints the run's summary (the 2 s quiet period included), then Ctrl-C (SIGINT).
+  it prints the run's summary (the 2 s quiet period included), then Ctrl-C (SIGINT);
+- ``run-first``: ``paperwatch run`` (what ``make run`` runs: the bundled seeds, the
+  embedded defaults) in a new folder holding a copy of ``seeds/`` only, as a newcomer's
+  first ``make run`` after ``make install`` (which makes Prefect's template); the corpus
+  plays no part;
+- ``run-again``: ``paperwatch run`` in that folder again, nothing new.
 
 For each run it prints the wall seconds, the CPU seconds of the process tree (user +
 system of every descendant that was waited for, from ``getrusage(RUSAGE_CHILDREN)``
@@ -57,7 +62,18 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("help", "reference", "lean", "ingest", "ingest-cold", "ingest-again", "report", "watch")
+CASES = (
+    "help",
+    "reference",
+    "lean",
+    "ingest",
+    "ingest-cold",
+    "ingest-again",
+    "report",
+    "watch",
+    "run-first",
+    "run-again",
+)
 #: The lean script of the brief, beside the project folder.
 LEAN = ROOT.parent / "shared" / "bench" / "lean_reference.py"
 #: The brief's corpus generator, beside it.
@@ -221,6 +237,7 @@ def run_size(
         for case in cases:
             until = None
             env: dict[str, str] | None = None
+            cwd = work
             if case == "help":
                 command = [pw, "--help"]
             elif case == "reference":
@@ -267,6 +284,12 @@ def run_size(
                     "--as-of",
                     as_of,
                 ]
+            elif case in ("run-first", "run-again"):
+                cwd = work / "newcomer"
+                if case == "run-first" or not cwd.is_dir():
+                    shutil.rmtree(cwd, ignore_errors=True)
+                    shutil.copytree(ROOT / "seeds", cwd / "seeds")
+                command = [pw, "run"]
             elif case == "watch":
                 shutil.rmtree(watch_dir, ignore_errors=True)
                 command = [
@@ -281,7 +304,7 @@ def run_size(
                 until = "entries:"
             else:
                 raise ValueError(f"unknown case {case!r}; known: {', '.join(CASES)}")
-            m = measure(size, case, command, work, until=until, env=env)
+            m = measure(size, case, command, cwd, until=until, env=env)
             results.append(m)
             print(line(m, r + 1), flush=True)
             if m.status != 0:
@@ -365,6 +388,29 @@ def ratios(results: list[Measured]) -> list[str]:
     return lines
 
 
+#: Issue 46's targets: wall seconds (median of the runs) a case must stay under.
+TARGETS = {"report": 3.0, "ingest-again": 2.0, "run-first": 10.0, "run-again": 3.0}
+
+
+def targets(results: list[Measured]) -> list[str]:
+    """Each measured case of :data:`TARGETS` against its target: median wall seconds of
+    its runs of one size, ``met`` or ``missed``."""
+    import statistics
+
+    lines = []
+    for size in dict.fromkeys(m.size for m in results):
+        for case, limit in TARGETS.items():
+            walls = [m.wall_s for m in results if (m.size, m.case) == (size, case) and not m.status]
+            if walls:
+                median = statistics.median(walls)
+                verdict = "met" if median <= limit else "missed"
+                lines.append(
+                    f"{size}: {case} {median:.2f} s (median of {len(walls)}), "
+                    f"target {limit:g} s: {verdict}"
+                )
+    return lines
+
+
 def machine() -> str:
     """One line about the machine and the versions measured."""
     import duckdb
@@ -416,7 +462,7 @@ def main(argv: list[str] | None = None) -> None:
     results: list[Measured] = []
     for size in args.size or ["10k"]:
         results += run_size(size, work, args.repeat, cases, args.lean, args.corpus)
-    for line in ratios(results):
+    for line in ratios(results) + targets(results):
         print(line, flush=True)
     if args.markdown:
         print()
