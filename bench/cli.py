@@ -11,7 +11,8 @@ then, ``--repeat`` times and interleaved in this order, each case runs as a proc
   ``../shared/bench/lean_reference.py`` beside the project: simpler cleaning, no
   validation), on the same corpus;
 - ``ingest``: ``paperwatch ingest`` into a database that does not exist yet (first load;
-  Prefect's migrated-database template is in the user's cache after the first such run,
+  Prefect's migrated-database template is in the user's cache, made by ``make install``
+  or the first such run,
   see :mod:`paperwatch.prefect_server`);
 - ``ingest-cold``: the same with an empty cache (``XDG_CACHE_HOME`` a new folder): the
   first run on a machine, which migrates Prefect's database itself;
