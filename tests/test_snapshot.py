@@ -211,6 +211,9 @@ def reader_process() -> Iterator[Any]:
     for process in started:
         process.kill()
         process.wait()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.mark.slow
