@@ -63,6 +63,8 @@ def test_writer_waits_then_names_the_lock_holder(database: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
     # Once the holder is gone the writer gets in.
     with db.writer(database, timeout_s=5.0) as con:
         assert con.execute("select 1").fetchone() == (1,)

@@ -256,6 +256,8 @@ def test_workers_exit_when_the_run_is_killed(tmp_path: Path) -> None:
         if run.poll() is None:
             run.kill()
             run.wait()
+        if run.stdout is not None:
+            run.stdout.close()
         for pid in pids if "pids" in locals() else []:
             if psutil.pid_exists(pid):
                 os.kill(pid, signal.SIGKILL)
