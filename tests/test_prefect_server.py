@@ -61,6 +61,24 @@ def _rows(path: Path) -> list[tuple[str]]:
         con.close()
 
 
+def _ingest_seeds(
+    database: Path, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``paperwatch ingest`` of the seeds into ``database`` as a process; checks that it
+    loaded the 54 seed papers."""
+    result = subprocess.run(
+        [sys.executable, "-m", "paperwatch", "ingest", "--folder", str(SEEDS), "-d", str(database)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "new papers: 54" in result.stdout
+    return result
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_warm_imports_pause_the_collector_then_freeze_what_the_process_holds(
     enabled: bool, monkeypatch: pytest.MonkeyPatch
@@ -393,25 +411,7 @@ def test_a_fresh_home_starts_from_the_template_the_first_start_kept(tmp_path: Pa
     versions = []
     for name in ("first", "second"):
         database = tmp_path / name / "paperwatch.duckdb"
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "paperwatch",
-                "ingest",
-                "--folder",
-                str(SEEDS),
-                "-d",
-                str(database),
-            ],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "new papers: 54" in result.stdout
+        result = _ingest_seeds(database, tmp_path, env)
         # The temporary server serves no UI: no run links to it.
         assert "View at" not in result.stdout + result.stderr
         assert template.is_file()
@@ -506,17 +506,7 @@ def test_prepare_template_makes_the_template_a_first_run_starts_from(tmp_path: P
     con.commit()
     con.close()
     database = tmp_path / "run" / "paperwatch.duckdb"
-    ingest = [sys.executable, "-m", "paperwatch", "ingest", "--folder", str(SEEDS)]
-    result = subprocess.run(
-        [*ingest, "-d", str(database)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "new papers: 54" in result.stdout
+    _ingest_seeds(database, tmp_path, env)
     home_db = tmp_path / "run" / ".prefect" / DATABASE_NAME
     con = sqlite3.connect(f"file:{home_db}?mode=ro", uri=True)
     try:
