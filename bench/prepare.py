@@ -15,6 +15,7 @@ session, interleaved, e.g. with ``PYTHONPATH`` at a worktree of the other commit
 a worker's CPU is about half of an ingest's (``bench/cli.py`` prints the whole).
 
     python bench/prepare.py [--files 6] [--entries 1000] [--repeat 3] [--work /tmp/pw-prepare]
+    python bench/prepare.py --listings /tmp/paperwatch-bench/shared-corpus-100k/listings
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--entries", type=int, default=1000, help="abstracts per file")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path("/tmp/pw-prepare"))
+    parser.add_argument(
+        "--listings",
+        type=Path,
+        help="time these listing files instead (e.g. a corpus bench/cli.py made)",
+    )
     args = parser.parse_args(argv)
 
     from paperwatch.ingest import clean, parse, sentences
@@ -69,8 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     from paperwatch.ingest.shapes import entry_shape
     from paperwatch.settings import DedupSettings
 
-    folder = _corpus(args.work, args.files, args.entries)
-    stats = list(scan_folder(folder).files)
+    folder = args.listings or _corpus(args.work, args.files, args.entries)
+    stats = list(scan_folder(folder).files)[: args.files]
     dedup = DedupSettings()
     print(
         f"{platform.node() or 'machine'}: {os.cpu_count()} cores, Python "
@@ -95,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
             shaped.append((entry.raw_text, tuple(entry.line_breaks)))
     marked = [clean.repair_ligatures(clean.split_listed_number(r)[1])[0] for r in raws]
     stripped = [clean.strip_markup(t, set()) for t in marked]
-    sentences = [sentences.split_sentences(t) for t in stripped]
+    split = [sentences.split_sentences(t) for t in stripped]
     steps: list[tuple[str, Callable[[Any], object], Sequence[Any]]] = [
         ("clean_abstract", clean.clean_abstract, raws),
         ("  strip_markup", lambda t: clean.strip_markup(t, set()), marked),
@@ -103,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         ("  paper_id_of", clean.paper_id_of, stripped),
         (
             "  find_method_name",
-            lambda i: method_names.find_method_name(stripped[i], set(), sentences[i]),
+            lambda i: method_names.find_method_name(stripped[i], set(), split[i]),
             range(len(stripped)),
         ),
         ("  count_words", clean.count_words, stripped),
