@@ -155,3 +155,48 @@ def test_terms_and_shingles_of_any_text(texts: list[str]) -> None:
     assert [len(hashes.set_of(i)) for i in range(len(texts))] == [len(shingles(t)) for t in texts]
     peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     assert peak_after - peak_before < MAX_RSS_GROWTH
+
+
+#: Pieces that make and break URLs: schemes in both cases, "://" without a scheme,
+#: URLs inside URLs, and the characters that end one.
+_URL_PIECE = st.sampled_from(
+    [
+        "http",
+        "https",
+        "HTTPS",
+        "hTtP",
+        "s",
+        "://",
+        ":/",
+        "//",
+        "x",
+        ".org/",
+        "/a?b=",
+        " ",
+        "\n",
+        "<",
+        ">",
+        '"',
+        "“",
+        "{",
+        "|",
+        "\\",
+        "^",
+        "[",
+        "]",
+        "(",
+        ")",
+        ".",
+        "é",
+        "\u202e",
+        "\x00",
+    ]
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(st.lists(_URL_PIECE, max_size=30).map("".join))
+def test_url_scan_finds_what_the_url_pattern_finds(text: str) -> None:
+    from paperwatch.ingest.clean import _URL, url_matches
+
+    assert [m.span() for m in url_matches(text)] == [m.span() for m in _URL.finditer(text)]
