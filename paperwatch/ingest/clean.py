@@ -473,6 +473,19 @@ def collapse_spaces(text: str) -> str:
     return text if _single_spaced(text) else " ".join(text.split())
 
 
+def _protect_urls(text: str, urls: list[str]) -> str:
+    """``text`` with each URL (its trailing punctuation left out) replaced by a numbered
+    placeholder, the URL appended to ``urls``: emphasis rules cannot touch it."""
+    pieces: list[str] = []
+    end = 0
+    for match in url_matches(text):
+        url = _strip_url(match.group(0))
+        urls.append(url)
+        pieces += (text[end : match.start()], _PLACEHOLDER.format(len(urls) - 1))
+        end = match.start() + len(url)
+    return "".join(pieces) + text[end:]
+
+
 def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     """Remove Markdown emphasis and LaTeX markup from one entry, keeping its words.
 
@@ -499,19 +512,8 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     if "](" in text:
         text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
     urls: list[str] = []
-
-    def protect(match: re.Match[str]) -> str:
-        url = _strip_url(match.group(0))
-        urls.append(url)
-        return _PLACEHOLDER.format(len(urls) - 1) + match.group(0)[len(url) :]
-
     if "://" in text:
-        pieces: list[str] = []
-        end = 0
-        for match in url_matches(text):  # as _URL.sub(protect, text), faster
-            pieces += (text[end : match.start()], protect(match))
-            end = match.end()
-        text = "".join(pieces) + text[end:]
+        text = _protect_urls(text, urls)
     if "$" in text or backslash:
         text = _MATH.sub(
             lambda m: _math_to_text(next(g for g in m.groups() if g is not None)), text
