@@ -118,6 +118,7 @@ def test_a_readable_database_is_rebuilt_equal_to_a_fresh_ingest_and_kept_aside(
     )
     assert "not carried over" not in result.output
     assert not (database.parent / "paperwatch.duckdb.rebuilding").exists()
+    assert not list(database.parent.glob("paperwatch.duckdb.rebuilding*"))  # nor its lock files
     reference = fresh_reference(tmp_path, folder)
     for name in COMPARED:
         assert table(database, name) == table(reference, name), name

@@ -25,7 +25,7 @@ from paperwatch.db.rebuild import (
     swap_into_place,
 )
 from paperwatch.db.runs import IngestSummary
-from paperwatch.db.writer_lock import lock_path, writer_lock
+from paperwatch.db.writer_lock import holder_path, lock_path, writer_lock
 from paperwatch.flows.ingest import ingest_listings
 from paperwatch.flows.snapshot import publish_after_run
 from paperwatch.settings import load_settings
@@ -87,6 +87,7 @@ def rebuild_database(
         with db.writer(new, settings.lock_timeout_s) as con:
             carried = apply_carryover(con, found, settings.tz)
         lock_path(new).unlink(missing_ok=True)
+        holder_path(new).unlink(missing_ok=True)
         for line in carried.not_carried:
             logger.warning("not carried over: %s", line)
         aside = swap_into_place(new, path, now_utc(), found.damaged)
