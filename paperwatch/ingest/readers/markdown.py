@@ -434,6 +434,8 @@ def _bold_title(token: Token) -> tuple[str, str] | None:
     while end < len(children) and children[end].type != "strong_close":
         if children[end].type in ("text", "code_inline"):
             parts.append(children[end].content)
+        elif children[end].type in ("softbreak", "hardbreak"):  # a title wrapped in two
+            parts.append(" ")
         end += 1
     title = " ".join("".join(parts).split())
     if len(title.split()) < _MIN_TITLE_WORDS or title.endswith((":", "：")) or _LABEL.match(title):

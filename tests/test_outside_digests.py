@@ -1,0 +1,306 @@
+"""Digests in shapes paperwatch was not written against (tests/data/outside-digests/README.md):
+what each must give, exactly. The shapes not read yet are xfail, strict, with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paperwatch.ingest.clean import clean_abstract
+from paperwatch.ingest.parse import Listing
+from paperwatch.ingest.readers import decide_format, read_text
+
+DATA = Path(__file__).parent / "data" / "outside-digests"
+
+
+def _read(name: str) -> tuple[str, Listing]:
+    text = (DATA / name).read_text(encoding="utf-8")
+    decision = decide_format(name, text)
+    assert decision.format is not None, decision.reason
+    return decision.format, read_text(decision.format, text, name)
+
+
+def test_an_abstract_in_details_under_a_linked_heading() -> None:
+    fmt, listing = _read("details_abstract_digest.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.url) for e in listing.entries] == [
+        (
+            15,
+            "Foggy Splats: Volumetric Scattering for Gaussian Scene Models",
+            "http://arxiv.org/abs/2611.40001",
+        ),
+        (
+            25,
+            "Sparse Views, Dense Geometry: Priors for Few-Image Reconstruction",
+            "http://arxiv.org/abs/2611.40002",
+        ),
+        (34, "Event Cameras Meet Radiance Fields at Night", "http://arxiv.org/abs/2611.40003"),
+    ]
+    first = listing.entries[0].text
+    assert first.startswith("Gaussian scene models render clear air well")
+    assert first.endswith("while keeping real-time frame rates.")
+    assert "<" not in first and "comments" not in first.lower()
+    assert [clean_abstract(e.text).word_count for e in listing.entries] == [82, 75, 75]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the plain author line under a `### [Title](url)` heading is dropped when the "
+    "abstract comes from <details>: an unlabelled line of names is not read as authors",
+)
+def test_the_plain_author_line_above_details_is_the_authors() -> None:
+    _, listing = _read("details_abstract_digest.md")
+    assert [e.authors for e in listing.entries] == [
+        ("Mara Lind", "Tobias Frey", "Ayo Okafor"),
+        ("Chen Wei", "Ilse Brandt"),
+        ("Pedro Alves",),
+    ]
+
+
+def test_hash_titles_with_one_line_fields_and_rules() -> None:
+    fmt, listing = _read("hash_title_fields.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.authors, e.url) for e in listing.entries] == [
+        (
+            1,
+            "Budget Bots: Retrieval Assistants for Town Finance Questions",
+            ("Ana Ruiz", "Ben Kole", "Chloe Tam"),
+            "https://arxiv.org/pdf/2611.41001",
+        ),
+        (
+            10,
+            "Tuning, Prompting or Retrieval? A Comparison for Clinical Note Triage",
+            ("Dev Patel", "Eva Novak"),
+            "https://arxiv.org/pdf/2611.41002",
+        ),
+        (
+            19,
+            "Parametric Memory Patches for Test-Time Knowledge",
+            ("Finn Berg", "Gina Hart", "Hugo Lam"),
+            "https://arxiv.org/pdf/2611.41003",
+        ),
+    ]
+    assert listing.entries[2].text.endswith("reduces answers that contradict the documents.")
+
+
+def test_numbered_headings_with_the_abstract_a_paragraph_below_its_label() -> None:
+    fmt, listing = _read("numbered_heading_fields.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.listed_number, e.title, e.authors) for e in listing.entries] == [
+        (
+            1,
+            0,
+            "Shifting Latent Mechanisms for Cell Perturbation Models",
+            ("Ines Moreau", "Jonas Vik"),
+        ),
+        (
+            15,
+            1,
+            "Curricula Across Episodes for Sequence-Model Agents",
+            ("Kai Dunn", "Lena Ortiz", "Milo Grant"),
+        ),
+        (29, 2, "Painting Masks: Segmentation Without Training", ("Nora Quist",)),
+    ]
+    assert listing.entries[0].text.startswith("Models of cells under perturbation")
+    assert all("Conference" not in e.text for e in listing.entries)
+
+
+def test_bold_titles_wrapped_over_two_lines_keep_the_space() -> None:
+    fmt, listing = _read("pandoc_accepted_titles.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.no_abstract) for e in listing.entries] == [
+        (8, "Continuous Embeddings of Deformable Surfaces", True),
+        (12, "Calibrating Classifiers by Trading Accuracy for Uncertainty", True),
+        (16, "Image Generation from Five Examples by Self-Adaptation", True),
+        (20, "Heavy Tails and Generalization in Deep Networks", True),
+    ]
+
+
+def test_a_daily_table_of_titles_gives_titles_without_abstracts() -> None:
+    fmt, listing = _read("pipe_table_titles.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.url, e.no_abstract) for e in listing.entries] == [
+        (
+            7,
+            "Matching Features Across Seasons with Learned Priors",
+            "http://arxiv.org/abs/2611.42001",
+            True,
+        ),
+        (
+            8,
+            "Dense Correspondence for Thermal and Color Pairs",
+            "http://arxiv.org/abs/2611.42002",
+            True,
+        ),
+        (9, "A Benchmark of Matchers Under Motion Blur", "http://arxiv.org/abs/2611.42003", True),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`- [ ] Title` items are not read as one title each: each section's items become "
+    "one entry of titles, authors and `[ ]` marks (quarantined as a list of titles)",
+)
+def test_a_checkbox_list_gives_one_title_per_item() -> None:
+    _, listing = _read("checkbox_title_list.md")
+    assert [(e.title, e.no_abstract) for e in listing.entries] == [
+        ("Auditing Privacy in a Single Training Run", True),
+        ("Are Sudden Skills of Large Models an Artifact of Metrics?", True),
+        ("Conditions for Global Convergence of Policy Gradients", True),
+        ("Theorem Proving with Retrieval-Augmented Language Models", True),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an HTML <table> of titles is not read: the whole index becomes one entry under "
+    "the navigation heading, quarantined as 'a Markdown heading' (the '#' column)",
+)
+def test_an_html_table_index_gives_titles_without_abstracts() -> None:
+    _, listing = _read("html_table_index_zh.md")
+    assert [(e.title, e.no_abstract) for e in listing.entries] == [
+        ("Fact Checking Images and Text Together with Language Models", True),
+        ("Can Language Models Predict GPU Kernel Speed?", True),
+        ("Open Guardrails for Tool-Using Agents", True),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the plain-text reader has no titles: each `Title (N minute read)` paragraph is "
+    "an entry of its own (quarantined) and its summary a paper without a title; the "
+    "newsletter's date line is taken for a venue ('TLDR AI - Friday, November 20')",
+)
+def test_a_read_time_newsletter_pairs_each_title_with_its_summary() -> None:
+    fmt, listing = _read("tldr_read_time.txt")
+    assert fmt == "text"
+    titled = [(e.title, e.text.split(".")[0]) for e in listing.entries if e.title]
+    assert titled == [
+        (
+            "Quiet Gradients Spot Divergence Early",
+            "Researchers show that large-batch training can drift into divergence while the "
+            "loss still falls, and propose a cheap monitor on the ratio of gradient norms "
+            "between layers",
+        ),
+        (
+            "Spreadsheets Are Graphs Too",
+            "A new retrieval method treats the schema of a spreadsheet as a graph of headers, "
+            "cells and formulas, and retrieves connected regions rather than rows",
+        ),
+        (
+            "Why Small Models Forget Facts First",
+            "A study of continued pretraining finds that small language models lose rare "
+            "facts long before common ones, and that mixing a small replay buffer of the "
+            "original data prevents most of the loss",
+        ),
+    ]
+    assert listing.header is None or "November" not in listing.header.venue
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a JSON object of topics holding objects keyed by id is read as one record: "
+    "one entry with no abstract, the three papers in it lost",
+)
+def test_records_keyed_by_topic_and_id_are_papers() -> None:
+    fmt, listing = _read("nested_topic_id.json")
+    assert fmt == "json"
+    assert [(e.title, e.authors, e.url) for e in listing.entries] == [
+        (
+            "Seasonal Priors for Long-Term Feature Matching",
+            ("Kim Ode", "Lu Pena"),
+            "http://arxiv.org/abs/2611.43001",
+        ),
+        (
+            "Thermal to Color Correspondence Without Paired Labels",
+            ("Max Roth",),
+            "http://arxiv.org/abs/2611.43002",
+        ),
+        (
+            "Rain-Robust Monocular Depth with Synthetic Droplets",
+            ("Ned Olsen", "Pia Quill"),
+            "http://arxiv.org/abs/2611.43003",
+        ),
+    ]
+    assert listing.entries[2].text.startswith("Monocular depth networks misread raindrops")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="table rows held as JSON strings (`{topic: {id: '|**date**|**Title**|…|'}}`) are "
+    "read as one record with no abstract: the titles are lost",
+)
+def test_table_rows_in_json_give_titles_without_abstracts() -> None:
+    _, listing = _read("table_rows_in_json.json")
+    assert [(e.title, e.url, e.no_abstract) for e in listing.entries] == [
+        (
+            "Seasonal Priors for Long-Term Feature Matching",
+            "http://arxiv.org/abs/2611.44001",
+            True,
+        ),
+        (
+            "Thermal to Color Correspondence Without Paired Labels",
+            "http://arxiv.org/abs/2611.44002",
+            True,
+        ),
+    ]
+
+
+#: The files paperwatch reads right today, with the papers each gives.
+_READ_RIGHT = {
+    "accepted_titles_authors.txt": 0,
+    "checkbox_title_list.md": 0,
+    "details_abstract_digest.md": 3,
+    "hash_title_fields.md": 3,
+    "numbered_heading_fields.md": 3,
+    "pandoc_accepted_titles.md": 0,
+    "pipe_table_titles.md": 0,
+}
+
+
+def test_the_shapes_read_right_ingest_to_the_right_papers(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    import shutil
+
+    from paperwatch import db
+    from paperwatch.flows.ingest import ingest_listings
+
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    for name in _READ_RIGHT:
+        shutil.copy(DATA / name, folder / name)
+    database = tmp_path / "db" / "paperwatch.duckdb"
+    summary = ingest_listings(str(folder), str(database), "2026-11-25T10:00:00+00:00")
+    with db.reader(database) as con:
+        per_file = dict(
+            con.execute(
+                "select f.name, count(distinct p.paper_id) from listing_files f "
+                "left join paper_occurrences p using (file_id) group by 1"
+            ).fetchall()
+        )
+        quarantined = con.execute(
+            "select f.name, q.line, q.reasons[1] from quarantine q "
+            "join listing_files f using (file_id) order by 1, 2"
+        ).fetchall()
+    assert per_file == _READ_RIGHT
+    title = "a title, not an abstract"
+    assert quarantined == [
+        ("accepted_titles_authors.txt", 1, title),
+        ("accepted_titles_authors.txt", 3, title),
+        ("accepted_titles_authors.txt", 6, title),
+        ("accepted_titles_authors.txt", 9, title),
+        ("accepted_titles_authors.txt", 12, title),
+        ("checkbox_title_list.md", 1, "the abstract has fewer than 15 or more than 1,000 words: 6"),
+        ("checkbox_title_list.md", 5, "a list of titles, not an abstract"),
+        ("checkbox_title_list.md", 12, "a list of titles, not an abstract"),
+        ("pandoc_accepted_titles.md", 8, "no abstract"),
+        ("pandoc_accepted_titles.md", 12, "no abstract"),
+        ("pandoc_accepted_titles.md", 16, "no abstract"),
+        ("pandoc_accepted_titles.md", 20, "no abstract"),
+        ("pipe_table_titles.md", 7, "no abstract"),
+        ("pipe_table_titles.md", 8, "no abstract"),
+        ("pipe_table_titles.md", 9, "no abstract"),
+    ]
+    assert (summary.new_papers, summary.exact_duplicates) == (9, 0)
