@@ -20,8 +20,10 @@ from paperwatch.analysis.duplicates import (
     NearDuplicate,
     PaperText,
     abstract_signatures,
+    agreement_floor,
     jaccard,
     lsh_params,
+    plausible_pairs,
     shingle_hash_sets,
     shingles,
     signature_scheme,
@@ -716,3 +718,29 @@ def test_sketch_with_given_signatures_shingles_only_the_others() -> None:
     assert list(whole.shingle_sets(pairs)) == sorted([papers[0].paper_id, papers[1].paper_id])
     with pytest.raises(ValueError, match="shape"):
         sketch_papers(papers, dedup, {papers[0].paper_id: whole.signatures[0][:64]})
+
+
+def test_the_agreement_floor_is_eight_standard_deviations_below_the_threshold() -> None:
+    assert agreement_floor(128, 0.8) == pytest.approx(0.8 - 8 * (0.8 * 0.2 / 128) ** 0.5)
+    assert round(agreement_floor(128, 0.8), 4) == 0.5172
+
+
+def test_plausible_pairs_drop_candidates_whose_signatures_agree_too_little() -> None:
+    floor = agreement_floor(128, 0.8)  # 66.2 of 128 positions
+    base = np.arange(128, dtype=np.uint32)
+
+    def agreeing(n: int) -> np.ndarray:
+        other = base.copy()
+        other[n:] += 1000  # the first n positions agree
+        return other
+
+    ids = ["a", "b", "c", "d"]
+    signatures = np.stack([base, agreeing(67), agreeing(66), agreeing(128)])
+    pairs = [("a", "b"), ("a", "c"), ("a", "d"), ("a", "unsigned"), ("b", "c")]
+    assert plausible_pairs(pairs, ids, signatures, floor) == [
+        ("a", "b"),  # 67 of 128 agree: verified
+        ("a", "d"),
+        ("a", "unsigned"),  # no signature to judge by: verified
+        ("b", "c"),  # 127 of 128 agree (only position 66 differs)
+    ]
+    assert plausible_pairs([], ids, signatures, floor) == []

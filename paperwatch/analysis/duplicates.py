@@ -14,7 +14,9 @@ Pure functions; the stored side (signatures, band keys, pairs) is
 5. :func:`lsh_params`, :func:`band_keys`: ``b`` bands of ``r`` rows; a pair is a candidate
    with probability ``1 - (1 - s^r)^b`` at Jaccard ``s`` (Broder 1997; Leskovec,
    Rajaraman & Ullman, *Mining of Massive Datasets*, ch. 3.4).
-6. :func:`verify_candidates`: exact Jaccard over the shingle-hash sets, pairs at or above
+6. :func:`plausible_pairs`: candidates whose signatures agree far below the threshold
+   (:func:`agreement_floor`) are dropped;
+7. :func:`verify_candidates`: exact Jaccard over the shingle-hash sets, pairs at or above
    the threshold kept.
 
 Why rensa, and why these bands: docs/design.md, "Near-duplicates: MinHash LSH".
@@ -552,6 +554,55 @@ def sketch_papers(
 
 def _older_first(a: PaperText, b: PaperText) -> tuple[PaperText, PaperText]:
     return (a, b) if (a.first_seen, a.paper_id) <= (b.first_seen, b.paper_id) else (b, a)
+
+
+#: Standard deviations of the MinHash estimate below the threshold under which a candidate
+#: is not verified (:func:`agreement_floor`).
+AGREEMENT_SIGMAS = 8.0
+
+
+def agreement_floor(num_perm: int, threshold: float, sigmas: float = AGREEMENT_SIGMAS) -> float:
+    """The share of equal signature values below which a candidate pair is dropped unverified.
+
+    Two signatures agree at each of ``num_perm`` positions with probability equal to the
+    Jaccard similarity of their shingle sets (Broder 1997), so the share of agreeing
+    positions of a pair at the threshold has standard deviation
+    ``sqrt(t·(1 − t) / num_perm)``; the floor is ``sigmas`` of them below ``threshold``
+    (0.517 for 128 permutations and 0.8). A pair at or above the threshold falls under it
+    with probability below 1e-15 (a normal tail of 8 σ); most LSH candidates, pairs far
+    below the threshold that share one band by chance, do (docs/design.md, "Near-duplicates:
+    MinHash LSH").
+    """
+    return threshold - sigmas * (threshold * (1.0 - threshold) / num_perm) ** 0.5
+
+
+def plausible_pairs(
+    pairs: Sequence[tuple[str, str]],
+    paper_ids: Sequence[str],
+    signatures: np.ndarray,
+    floor: float,
+) -> list[tuple[str, str]]:
+    """The candidate ``pairs`` worth verifying exactly: those whose signatures agree at
+    ``floor`` (a share, :func:`agreement_floor`) of their positions or more, and those with
+    a paper that has no signature in ``paper_ids``.
+
+    Args:
+        pairs: (paper id, paper id) candidates.
+        paper_ids: the papers of ``signatures``' rows.
+        signatures: uint32 array of shape (len(paper_ids), num_perm).
+
+    Returns:
+        The kept pairs, in the order of ``pairs``.
+    """
+    row = {pid: i for i, pid in enumerate(paper_ids)}
+    signed = [i for i, (x, y) in enumerate(pairs) if x in row and y in row]
+    keep = np.ones(len(pairs), bool)
+    if signed:
+        x = np.fromiter((row[pairs[i][0]] for i in signed), np.int64, len(signed))
+        y = np.fromiter((row[pairs[i][1]] for i in signed), np.int64, len(signed))
+        agreeing = (signatures[x] == signatures[y]).sum(axis=1)
+        keep[np.asarray(signed)] = agreeing >= floor * signatures.shape[1]
+    return [pair for pair, kept in zip(pairs, keep.tolist(), strict=True) if kept]
 
 
 def verify_candidates(

@@ -22,10 +22,13 @@ import pyarrow as pa
 from paperwatch.analysis.duplicates import (
     BUCKET_ANCHORS,
     METHOD,
+    VERIFY_PAIRS,
     NearDuplicate,
     PaperText,
     Sketch,
+    agreement_floor,
     lsh_params,
+    plausible_pairs,
     signature_scheme,
     sketch_papers,
     verify_in_lots,
@@ -154,17 +157,41 @@ def _store_pairs(
     return int(row[0]) if row else 0
 
 
+def _plausible(
+    con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], dedup: DedupSettings
+) -> list[tuple[str, str]]:
+    """The candidate ``pairs`` whose stored signatures agree enough to be verified
+    (:func:`~paperwatch.analysis.duplicates.plausible_pairs`), :data:`VERIFY_PAIRS` at a
+    time: the signatures of one lot's papers in memory at once."""
+    floor = agreement_floor(dedup.num_perm, dedup.threshold)
+    kept: list[tuple[str, str]] = []
+    for start in range(0, len(pairs), VERIFY_PAIRS):
+        lot = pairs[start : start + VERIFY_PAIRS]
+        ids = sorted({pid for pair in lot for pid in pair})
+        wanted = pa.table({"paper_id": pa.array(ids, pa.string())})  # noqa: F841
+        table = con.sql(read_sql("queries", "signatures_of_ids")).to_arrow_table()
+        values = table.column("signature").combine_chunks()
+        flat = np.asarray(values.flatten(), dtype=np.uint32)
+        if len(flat) != table.num_rows * dedup.num_perm:  # not this scheme's: verify all
+            kept.extend(lot)
+            continue
+        signatures = flat.reshape(table.num_rows, dedup.num_perm)
+        kept.extend(plausible_pairs(lot, table.column("paper_id").to_pylist(), signatures, floor))
+    return kept
+
+
 def _pending_pairs(
     con: duckdb.DuckDBPyConnection, dedup: DedupSettings
 ) -> tuple[int, list[tuple[str, str]], dict[str, PaperText]]:
     """The papers of ``paper_lsh_pending`` (how many), their candidate pairs against every
-    stored paper, and the papers named in those pairs (one scan of ``papers``)."""
+    stored paper whose signatures agree enough to be verified (:func:`_plausible`), and the
+    papers named in those pairs (one scan of ``papers``)."""
     rows = _run(con, "lsh_counts")
     pending, stored = (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
     if not pending:
         return 0, [], {}
     bands = lsh_params(dedup.num_perm, dedup.threshold).bands
-    pairs = _candidates(con, bands, pending, stored)
+    pairs = _plausible(con, _candidates(con, bands, pending, stored), dedup)
     return pending, pairs, _papers(con, {pid for pair in pairs for pid in pair})
 
 
