@@ -20,8 +20,11 @@ shape it reads is what digest generators and reading lists write::
   file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
   Abstract holds the abstract (hard wraps joined); other tables, ``<details>`` blocks
   (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
-- Text outside any paper (an introduction before the first paper's heading) is the
-  digest's own prose: not a paper.
+- Prose outside any paper (a paragraph, list item or block quote before the first
+  paper's heading, or between a section heading and the next paper) is not dropped:
+  each block is an entry of its own, without a title, as a paragraph is in a digest
+  without headings; validation then loads what is an abstract (a paper described
+  there) and quarantines the rest (the digest's introduction) with its reason and line.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
   paper is decoration); a file of plain paragraphs gives one paper per paragraph.
 - A ``---`` rule right under a labelled line (``**Abstract:** …`` then ``---`` with no
@@ -136,6 +139,7 @@ class _Paper:
     #: when it has no other (an abstract in a ``<div>`` or a fence is not lost).
     blocks: list[tuple[int, str]] = field(default_factory=list)
     original_abstract: bool = False  # the abstract came from a section marked original
+    outside: bool = False  # a block of prose outside any paper (before the first, …)
 
     def has_content(self) -> bool:
         return bool(self.title or self.abstract or self.body or self.urls or self.authors)
@@ -381,7 +385,7 @@ class _Walk:
         level = self.level
         if level is not None and (depth < level or level == 0):
             self.close()
-            if self.header is None and not self.papers:
+            if self.header is None and all(p.outside for p in self.papers):
                 self.header = parse_header(heading)
             return
         if level is not None and depth > level:
@@ -401,7 +405,11 @@ class _Walk:
         assert token.map is not None
         first_line = token.map[0] + 1
         if self.paper is None and self.level is not None:
-            return  # the digest's own prose, outside any paper (before the first)
+            # Prose outside any paper (before the first): an entry per block, not dropped.
+            outside = _Paper(line=first_line, outside=True)
+            _paragraph(outside, token, first_line)
+            _keep(self.papers, outside)
+            return
         if self.paper is None or self.by_paragraph:
             self.close()
             self.paper = _Paper(line=first_line)
@@ -451,8 +459,9 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     when at least two blocks start with a bold title and they are at least twice the
     headings of the level used most. A list-item paper ends with its item; a paragraph
     paper runs to the next title block or heading. Blocks after a list-item paper and
-    before the next title (an interjected paragraph) are an entry of their own; prose
-    before the first paper is the digest's own.
+    before the next title (an interjected paragraph) are an entry of their own, and so
+    are the blocks before the first paper (the digest's introduction, or a paper
+    described there): nothing is dropped, validation judges them.
     """
     if not _title_blocks_dominate(tokens):
         return None
@@ -480,7 +489,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         line = token.map[0] + 1
         if in_heading:
-            if header is None and not papers and paper is None:
+            if header is None and not papers and paper is None and loose is None:
                 header = parse_header(_inline_text(token)[0])
             continue
         found = _bold_title(token) if item_level is None else None
@@ -491,8 +500,8 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         if paper is not None:
             _paragraph(paper, token, line)
-        elif papers:  # an interjected block: an entry of its own
-            loose = loose or _Paper(line=line)
+        else:  # before the first paper, or interjected: an entry of its own
+            loose = loose or _Paper(line=line, outside=True)
             _paragraph(loose, token, line)
     _keep(papers, paper, loose)
     return header, papers
