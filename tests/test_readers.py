@@ -11,6 +11,7 @@ from paperwatch.ingest import readers
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.readers import ReaderError, decide_format
 from paperwatch.ingest.readers.bibtex import tex_escapes
+from paperwatch.ingest.readers.markdown import decode_references
 from paperwatch.ingest.readers.records import author_names, external_id
 
 DATA = Path(__file__).parent / "data" / "formats"
@@ -438,3 +439,52 @@ def test_prose_before_the_first_bold_title_paper_is_an_entry() -> None:
             "Day-level labels are enough to count calls in forest recordings.",
         ),
     ]
+
+
+def test_markdown_character_references_are_decoded_as_commonmark_does() -> None:
+    """``&amp;``, ``&lt;``, ``&#39;``, ``&nbsp;``, ``&eacute;``, … in a paper's fields and
+    abstract are the characters they stand for, as in the heading's title (markdown-it
+    decodes those); a reference that names nothing stays as written, and so does one in
+    a code span, behind a backslash, or in a code block (CommonMark decodes none of
+    those). A reference for a line break is a space. They used to stay as written."""
+    text = (
+        "# Digest\n\n"
+        "## [1] Q&amp;A over Tables &mdash; Revisited\n"
+        "**Authors:** Ana P&eacute;rez, Bo Li &amp; Cy Dee\n"
+        "**Link:** https://arxiv.org/abs/2612.00200?v=1&amp;w=2\n"
+        "**Abstract:** Questions &amp; answers fail when a cell holds &lt;b&gt; or x &lt; y;\n"
+        "we&#39;re on it&nbsp;now &#x2014; see `a &amp; b`, \\&amp; and &madeup; too.&#10;Done.\n\n"
+        "## [2] Code Stays Code\n\n"
+        "```\nwhile a &amp;&amp; b: pass\n```\n"
+    )
+    first, second = readers.read_text("markdown", text, "d.md").entries
+    assert (first.title, first.authors, first.url) == (
+        "Q&A over Tables — Revisited",
+        ("Ana Pérez", "Bo Li", "Cy Dee"),
+        "https://arxiv.org/abs/2612.00200?v=1&w=2",
+    )
+    assert first.text == (
+        # &nbsp; is U+00A0, which the entry's white space is collapsed to one space from
+        "Questions & answers fail when a cell holds <b> or x < y; we're on it now — "
+        "see `a &amp; b`, \\&amp; and &madeup; too. Done."
+    )
+    assert len(first.line_breaks) == 1  # two source lines; the decoded &#10; is no break
+    assert decode_references("a&nbsp;b &#0; &#X41;") == "a\xa0b \ufffd A"
+    assert second.text == "while a &amp;&amp; b: pass"
+
+
+def test_character_references_in_markdown_html_details_and_tables_are_decoded() -> None:
+    """The text of an HTML block and of a ``<details>`` abstract is HTML: its references
+    are decoded after its tags are removed (a decoded ``&lt;`` makes no tag). A table
+    cell's abstract is Markdown."""
+    words = "We study graphs &amp; trees, where a node &lt;em&gt;x&lt;/em&gt; has one parent."
+    text = (
+        f"# Digest\n\n## Paper A\n\n<div>{words}</div>\n\n"
+        f"## Paper B\n\n<details><summary>Abstract</summary>\n{words}\n</details>\n"
+    )
+    decoded = "We study graphs & trees, where a node <em>x</em> has one parent."
+    a, b = readers.read_text("markdown", text, "d.md").entries
+    assert [(e.title, e.text) for e in (a, b)] == [("Paper A", decoded), ("Paper B", decoded)]
+    table = f"| Title | Abstract |\n|---|---|\n| Q&amp;A | {words} |\n"
+    [row] = readers.read_text("markdown", table, "t.md").entries
+    assert (row.title, row.text) == ("Q&A", decoded)
