@@ -76,7 +76,8 @@ def test_each_format_loads_with_exact_counts(ingested: tuple[Path, Path, object]
         ),
         ("arxiv_api.atom", "feed", "by extension (.atom)", "loaded", None, None, 2, 2, 0),
         ("arxiv_new.rss", "feed", "by extension (.rss)", "loaded", None, None, 1, 1, 0),
-        ("digest.md", "markdown", "by extension (.md)", "loaded", "NeurIPS", 2026, 4, 3, 1),
+        # Its introduction line is an entry of its own, quarantined as too short.
+        ("digest.md", "markdown", "by extension (.md)", "loaded", "NeurIPS", 2026, 5, 3, 2),
         ("papers.bib", "bibtex", "by extension (.bib)", "loaded", "NeurIPS", 2026, 4, 3, 1),
         ("papers.json", "json", "by extension (.json)", "loaded", "NeurIPS", 2026, 3, 3, 0),
         ("papers.jsonl", "jsonl", "by extension (.jsonl)", "loaded", None, None, 4, 3, 1),
@@ -94,7 +95,7 @@ def test_each_format_loads_with_exact_counts(ingested: tuple[Path, Path, object]
         ),
     ]
     assert (summary.new_papers, summary.exact_duplicates) == (3, 15)  # type: ignore[attr-defined]
-    assert (summary.entries_loaded, summary.entries_quarantined) == (18, 5)  # type: ignore[attr-defined]
+    assert (summary.entries_loaded, summary.entries_quarantined) == (18, 6)  # type: ignore[attr-defined]
 
 
 def test_same_papers_in_every_format_are_one_paper(ingested: tuple[Path, Path, object]) -> None:
@@ -136,9 +137,9 @@ def test_same_papers_in_every_format_are_one_paper(ingested: tuple[Path, Path, o
         ("arxiv_api.atom", 1, 6, ROUTERS, ROUTERS_TITLE, "arXiv:2611.04521"),
         ("arxiv_api.atom", 2, 20, BIRDS, BIRDS_TITLE, "arXiv:2611.05873"),
         ("arxiv_new.rss", 1, 7, SHEETS, SHEETS_TITLE, "arXiv:2611.06002"),
-        ("digest.md", 1, 5, ROUTERS, ROUTERS_TITLE, "arXiv:2611.04521"),
-        ("digest.md", 2, 24, BIRDS, BIRDS_TITLE, "arXiv:2611.05873"),
-        ("digest.md", 3, 36, SHEETS, SHEETS_TITLE, "arXiv:2611.06002"),
+        ("digest.md", 2, 5, ROUTERS, ROUTERS_TITLE, "arXiv:2611.04521"),
+        ("digest.md", 3, 24, BIRDS, BIRDS_TITLE, "arXiv:2611.05873"),
+        ("digest.md", 4, 36, SHEETS, SHEETS_TITLE, "arXiv:2611.06002"),
         ("papers.bib", 1, 10, ROUTERS, ROUTERS_TITLE, "arXiv:2611.04521"),
         ("papers.bib", 2, 24, BIRDS, BIRDS_TITLE, "arXiv:2611.05873"),
         ("papers.bib", 3, 33, SHEETS, SHEETS_TITLE, "arXiv:2611.06002"),
@@ -172,7 +173,18 @@ def test_records_without_abstract_and_unreadable_files_are_quarantined(
             [AMBIGUOUS_REASON],
             "@misc{digest2026, note = {kept with the ",
         ),
-        ("entry", "digest.md", 4, 49, ["no abstract"], POSITION_TITLE),
+        (
+            "entry",
+            "digest.md",
+            1,
+            3,
+            [
+                "the abstract is shorter than 80 or longer than 5,000 characters: 48",
+                "the abstract has fewer than 15 or more than 1,000 words: 8",
+            ],
+            "Papers our group picked this week, newes",
+        ),
+        ("entry", "digest.md", 5, 49, ["no abstract"], POSITION_TITLE),
         ("entry", "papers.bib", 4, 46, ["no abstract"], POSITION_TITLE),
         ("entry", "papers.jsonl", 4, 5, ["no abstract"], POSITION_TITLE),
         (
@@ -241,7 +253,7 @@ def test_report_shows_titles_and_lists_no_abstract_once_per_file(
     )
     # Three records without an abstract in three files: one line per file, 3 entries.
     assert report.text.count("no abstract: 1 record of this file") == 3
-    assert "Quarantined this week: 5 entries and 1 whole file" in report.text
+    assert "Quarantined this week: 6 entries and 1 whole file" in report.text
     rows_csv = report.csv.decode("utf-8-sig").splitlines()
     assert rows_csv[0] == (
         "paper_id,method_name,first_sentence,code_urls,source_file,position,"

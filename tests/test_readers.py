@@ -11,10 +11,13 @@ from paperwatch.ingest import readers
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.readers import ReaderError, decide_format
 from paperwatch.ingest.readers.bibtex import tex_escapes
+from paperwatch.ingest.readers.markdown import decode_references
 from paperwatch.ingest.readers.records import author_names, external_id
 
 DATA = Path(__file__).parent / "data" / "formats"
 ROUTERS, BIRDS, SHEETS = "80e45c64b6324e99", "5302f766e5b0d977", "4339e55a095e6ba4"
+#: digest.md's introduction ("Papers our group picked this week, …"): an entry of its own.
+INTRO = "089ac2128696d441"
 
 
 def summary(name: str) -> list[tuple[object, ...]]:
@@ -35,7 +38,7 @@ def summary(name: str) -> list[tuple[object, ...]]:
     ("name", "fmt", "ids"),
     [
         ("abstracts.txt", "lines", [ROUTERS, BIRDS, SHEETS]),
-        ("digest.md", "markdown", [ROUTERS, BIRDS, SHEETS, None]),
+        ("digest.md", "markdown", [INTRO, ROUTERS, BIRDS, SHEETS, None]),
         ("papers.json", "json", [ROUTERS, BIRDS, SHEETS]),
         ("papers.jsonl", "jsonl", [ROUTERS, BIRDS, SHEETS, None]),
         ("papers.bib", "bibtex", [ROUTERS, BIRDS, SHEETS, None]),
@@ -55,7 +58,13 @@ def test_markdown_digest_fields_and_dropped_blocks() -> None:
         "NeurIPS",
         2026,
     )
-    first, second, third, fourth = listing.entries
+    intro, first, second, third, fourth = listing.entries
+    # The introduction above the first paper is an entry (validation quarantines it).
+    assert (intro.line, intro.title, intro.text) == (
+        3,
+        None,
+        "Papers our group picked this week, newest first.",
+    )
     assert (first.listed_number, first.line, first.authors, first.url) == (
         1,
         5,
@@ -369,3 +378,113 @@ def test_every_array_of_records_in_a_json_object_is_read() -> None:
     )
     entries = readers.read_text("json", text, "two.json").entries
     assert [(e.line, e.text[-4:]) for e in entries] == [(1, "One."), (3, "Two.")]
+
+
+def test_markdown_prose_before_the_first_heading_is_read_not_dropped() -> None:
+    """Prose that stands before a digest's first paper (a paper described in a paragraph,
+    a list item, the digest's own introduction) is an entry of its own, one per block:
+    validation then loads what is an abstract and quarantines the rest with its reason and
+    line. It used to vanish. The header heading below it is still the header."""
+    described = (
+        "We train the tokenizer together with the language model, so that rare domain terms "
+        "keep a single piece; on four benchmarks this halves the error on unseen words."
+    )
+    text = (
+        "Our picks of the week.\n\n"
+        f"{described}\n\n"
+        "- Slides from the group meeting are in the shared folder.\n\n"
+        "# ICLR 2027 reading digest\n\n"
+        "A note on this section only.\n\n"
+        "## [1] Quiet Gradients for Noisy Labels\n\n"
+        "**Abstract:** Crowd labels are noisy. We reweight examples by annotator agreement.\n"
+    )
+    listing = readers.read_text("markdown", text, "d.md")
+    assert listing.header is not None and listing.header.text == "ICLR 2027 reading digest"
+    assert [(e.position, e.line, e.title, e.text) for e in listing.entries] == [
+        (1, 1, None, "Our picks of the week."),
+        (2, 3, None, described),
+        (3, 5, None, "Slides from the group meeting are in the shared folder."),
+        (4, 9, None, "A note on this section only."),
+        (
+            5,
+            11,
+            "Quiet Gradients for Noisy Labels",
+            "Crowd labels are noisy. We reweight examples by annotator agreement.",
+        ),
+    ]
+
+
+def test_prose_before_the_first_bold_title_paper_is_an_entry() -> None:
+    """In a digest of bold-title blocks the blocks before the first paper are one entry,
+    as the blocks between two list-item papers are (they used to vanish)."""
+    text = (
+        "Collected by the reading group.\n\n"
+        "Send suggestions by mail.\n\n"
+        "- **Sparse Routers Forget Less in Practice** [PDF](https://arxiv.org/abs/2611.04521)\n"
+        "    - Routers keep old skills when their assignments are held close to the start.\n"
+        "- **Counting Birds From Sound Alone** [PDF](https://arxiv.org/abs/2611.05873)\n"
+        "    - Day-level labels are enough to count calls in forest recordings.\n"
+    )
+    entries = readers.read_text("markdown", text, "d.md").entries
+    assert [(e.line, e.title, e.text) for e in entries] == [
+        (1, None, "Collected by the reading group. Send suggestions by mail."),
+        (
+            5,
+            "Sparse Routers Forget Less in Practice",
+            "Routers keep old skills when their assignments are held close to the start.",
+        ),
+        (
+            7,
+            "Counting Birds From Sound Alone",
+            "Day-level labels are enough to count calls in forest recordings.",
+        ),
+    ]
+
+
+def test_markdown_character_references_are_decoded_as_commonmark_does() -> None:
+    """``&amp;``, ``&lt;``, ``&#39;``, ``&nbsp;``, ``&eacute;``, … in a paper's fields and
+    abstract are the characters they stand for, as in the heading's title (markdown-it
+    decodes those); a reference that names nothing stays as written, and so does one in
+    a code span, behind a backslash, or in a code block (CommonMark decodes none of
+    those). A reference for a line break is a space. They used to stay as written."""
+    text = (
+        "# Digest\n\n"
+        "## [1] Q&amp;A over Tables &mdash; Revisited\n"
+        "**Authors:** Ana P&eacute;rez, Bo Li &amp; Cy Dee\n"
+        "**Link:** https://arxiv.org/abs/2612.00200?v=1&amp;w=2\n"
+        "**Abstract:** Questions &amp; answers fail when a cell holds &lt;b&gt; or x &lt; y;\n"
+        "we&#39;re on it&nbsp;now &#x2014; see `a &amp; b`, \\&amp; and &madeup; too.&#10;Done.\n\n"
+        "## [2] Code Stays Code\n\n"
+        "```\nwhile a &amp;&amp; b: pass\n```\n"
+    )
+    first, second = readers.read_text("markdown", text, "d.md").entries
+    assert (first.title, first.authors, first.url) == (
+        "Q&A over Tables — Revisited",
+        ("Ana Pérez", "Bo Li", "Cy Dee"),
+        "https://arxiv.org/abs/2612.00200?v=1&w=2",
+    )
+    assert first.text == (
+        # &nbsp; is U+00A0, which the entry's white space is collapsed to one space from
+        "Questions & answers fail when a cell holds <b> or x < y; we're on it now — "
+        "see `a &amp; b`, \\&amp; and &madeup; too. Done."
+    )
+    assert len(first.line_breaks) == 1  # two source lines; the decoded &#10; is no break
+    assert decode_references("a&nbsp;b &#0; &#X41;") == "a\xa0b \ufffd A"
+    assert second.text == "while a &amp;&amp; b: pass"
+
+
+def test_character_references_in_markdown_html_details_and_tables_are_decoded() -> None:
+    """The text of an HTML block and of a ``<details>`` abstract is HTML: its references
+    are decoded after its tags are removed (a decoded ``&lt;`` makes no tag). A table
+    cell's abstract is Markdown."""
+    words = "We study graphs &amp; trees, where a node &lt;em&gt;x&lt;/em&gt; has one parent."
+    text = (
+        f"# Digest\n\n## Paper A\n\n<div>{words}</div>\n\n"
+        f"## Paper B\n\n<details><summary>Abstract</summary>\n{words}\n</details>\n"
+    )
+    decoded = "We study graphs & trees, where a node <em>x</em> has one parent."
+    a, b = readers.read_text("markdown", text, "d.md").entries
+    assert [(e.title, e.text) for e in (a, b)] == [("Paper A", decoded), ("Paper B", decoded)]
+    table = f"| Title | Abstract |\n|---|---|\n| Q&amp;A | {words} |\n"
+    [row] = readers.read_text("markdown", table, "t.md").entries
+    assert (row.title, row.text) == ("Q&A", decoded)

@@ -92,6 +92,7 @@ def test_a_list_of_titles_and_links_gives_no_paper() -> None:
     fmt, listing = _read("titles_links_readme_zh.md")
     assert fmt == "markdown"
     assert [(e.title, e.url, e.no_abstract) for e in listing.entries] == [
+        (None, None, False),  # the README's introduction: an entry of its own
         (
             "Anchor-Free Detection of Tiny Objects in Aerial Video",
             "https://arxiv.org/abs/2611.03001",
@@ -144,6 +145,10 @@ def test_each_kind_ingests_to_the_right_papers(tmp_path: Path, prefect_harness: 
     assert quarantined == [
         ("python_literal_export.jsonl", python),
         ("python_literal_export.jsonl", python),
+        (
+            "titles_links_readme_zh.md",
+            "a listing header line, not an abstract (were two files joined?)",
+        ),
         ("titles_links_readme_zh.md", "no abstract"),
         ("titles_links_readme_zh.md", "no abstract"),
         ("titles_links_readme_zh.md", "no abstract"),

@@ -334,3 +334,40 @@ def _data(papers: list[dict[str, Any]]) -> ReportData:
         },
         new_papers=papers,
     )
+
+
+def test_a_decoded_markdown_reference_is_text_in_the_report_not_markup() -> None:
+    """``&lt;script&gt;`` in a Markdown abstract is read as ``<script>`` (the characters
+    the digest shows); the report escapes it again, so it is text, never an element."""
+    from paperwatch.ingest.clean import clean_abstract
+    from paperwatch.report.email_safety import check_email_safety
+
+    abstract = (
+        "We show that &lt;script&gt;alert(1)&lt;/script&gt; in a cell &amp; an "
+        "&lt;img src=x onerror=alert(2)&gt; tag are read as text by every parser we tried."
+    )
+    digest = f"# Digest\n\n## [1] Q&amp;A &lt;b&gt;bold&lt;/b&gt;\n\n**Abstract:** {abstract}\n"
+    [entry] = read_text("markdown", digest, "x.md").entries
+    assert "<script>alert(1)</script>" in entry.text and entry.title == "Q&A <b>bold</b>"
+    clean = clean_abstract(entry.text)
+    paper = {
+        "paper_id": clean.paper_id,
+        "method_name": None,
+        "first_sentence": clean.first_sentence,
+        "abstract": clean.abstract,
+        "code_urls": [],
+        "word_count": clean.word_count,
+        "source_file": "x.md",
+        "position": 1,
+        "title": entry.title,
+        "authors": [],
+        "url": None,
+        "external_id": None,
+    }
+    report = render_report(_data([paper] * (MIN_LISTED + 5)))
+    assert "<script" not in report.html and "<img src=x" not in report.html
+    assert "<b>bold" not in report.html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report.html
+    assert "Q&amp;A &lt;b&gt;bold&lt;/b&gt;" in report.html
+    assert check_email_safety(report.html) == []
+    _assert_inert(report.html, report.text)

@@ -20,8 +20,11 @@ shape it reads is what digest generators and reading lists write::
   file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
   Abstract holds the abstract (hard wraps joined); other tables, ``<details>`` blocks
   (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
-- Text outside any paper (an introduction before the first paper's heading) is the
-  digest's own prose: not a paper.
+- Prose outside any paper (a paragraph, list item or block quote before the first
+  paper's heading, or between a section heading and the next paper) is not dropped:
+  each block is an entry of its own, without a title, as a paragraph is in a digest
+  without headings; validation then loads what is an abstract (a paper described
+  there) and quarantines the rest (the digest's introduction) with its reason and line.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
   paper is decoration); a file of plain paragraphs gives one paper per paragraph.
 - A ``---`` rule right under a labelled line (``**Abstract:** …`` then ``---`` with no
@@ -29,15 +32,22 @@ shape it reads is what digest generators and reading lists write::
   not the underline of a setext heading: CommonMark would make the fields a heading.
 - YAML front matter (a static-site page's ``---`` block at the top) is not content; the
   links of HTML blocks inside a paper (a toolbar's arXiv link) are its URLs.
+- Character references (``&amp;``, ``&lt;``, ``&#39;``, ``&nbsp;``) are the characters
+  they stand for, as CommonMark reads them (:func:`decode_references`); in the text of
+  HTML blocks, as HTML reads them, after the tags are removed. Text stays text: a
+  decoded ``<`` is a character of the abstract, which the report escapes again.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
+from markdown_it.common.entities import entities
+from markdown_it.common.utils import isValidEntityCode
 from markdown_it.token import Token
 
 from paperwatch.ingest.parse import Entry, Header, Listing, decode_listing, parse_header
@@ -103,6 +113,17 @@ _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.
 _TAG = re.compile(r"<[^>]*>")
 
 _PARSER = MarkdownIt("commonmark").enable("table")
+#: A code span (a backtick run to a run of the same length), a backslash escape (both
+#: keep the references in them), or a character reference (markdown-it's entity rule).
+_REFERENCE = re.compile(
+    r"(?P<code>(?<!`)(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<escape>\\[!-/:-@\[-`{-~])"
+    r"|&(?:#(?P<number>x[0-9a-f]{1,6}|[0-9]{1,7})|(?P<name>[a-z][a-z0-9]{1,31}));",
+    re.IGNORECASE | re.DOTALL,
+)
+#: Characters that break a line (``str.splitlines``): a reference to one is a space, so a
+#: decoded text has the lines of its source.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 #: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
 _TABLE_FIELDS = {
     "title": "title",
@@ -136,6 +157,7 @@ class _Paper:
     #: when it has no other (an abstract in a ``<div>`` or a fence is not lost).
     blocks: list[tuple[int, str]] = field(default_factory=list)
     original_abstract: bool = False  # the abstract came from a section marked original
+    outside: bool = False  # a block of prose outside any paper (before the first, …)
 
     def has_content(self) -> bool:
         return bool(self.title or self.abstract or self.body or self.urls or self.authors)
@@ -148,6 +170,37 @@ def read(data: bytes, name: str) -> Listing:
         paperwatch.ingest.parse.ListingDecodeError: not UTF-8.
     """
     return read_text(decode_listing(data, name), name)
+
+
+def decode_references(text: str) -> str:
+    """``text`` (Markdown source) with its character references decoded as CommonMark
+    decodes them: named ones of the HTML5 list (``&amp;``, ``&eacute;``), decimal and hex
+    ones (``&#39;``, ``&#x2014;``; an invalid code point is U+FFFD). A reference in a code
+    span or behind a backslash, and a name HTML does not define, stay as written; one
+    that stands for a line break is a space. Markup is not otherwise touched.
+    """
+    if "&" not in text:
+        return text
+
+    def decode(match: re.Match[str]) -> str:
+        number, name = match.group("number"), match.group("name")
+        if number is not None:
+            code = int(number[1:], 16) if number[0] in "xX" else int(number)
+            char = chr(code) if isValidEntityCode(code) else "\ufffd"
+        elif name in entities:
+            char = entities[name]
+        else:  # a code span, an escape, or a name that is no reference: as written
+            return match.group(0)
+        return " " if char in _LINE_BREAKS else char
+
+    return _REFERENCE.sub(decode, text)
+
+
+def _html_text(text: str) -> str:
+    """The text of an HTML fragment's line: tags removed, then its references decoded
+    (HTML's rules: :func:`html.unescape`), white space collapsed. A decoded ``<`` is
+    text; the tags were removed before."""
+    return " ".join(html.unescape(_TAG.sub(" ", text)).split())
 
 
 def _inline_text(token: Token) -> tuple[str, list[str]]:
@@ -204,7 +257,7 @@ def _table_papers(rows: list[list[Token]], columns: dict[int, str]) -> list[_Pap
             if field_name == "title":
                 paper.title = text or None
             elif field_name == "abstract" and cell.content.strip():
-                paper.abstract.append((line, cell.content.strip()))
+                paper.abstract.append((line, decode_references(cell.content.strip())))
             elif field_name == "authors":
                 paper.authors = author_names(text)
             paper.urls.extend(links)
@@ -272,10 +325,10 @@ def _fields_before_rules(tokens: list[Token]) -> list[Token]:
 def read_text(text: str, name: str = "<text>") -> Listing:
     """The papers of a Markdown digest as entries (see the module's description).
 
-    Each entry's ``text`` is its abstract as written in the source (emphasis and LaTeX
-    kept for the cleaner, so the same abstract has the same ``paper_id`` as in a
-    plain-text listing); ``line`` is the 1-based line of the paper's heading (or of its
-    first line when it has none).
+    Each entry's ``text`` is its abstract as written in the source, character references
+    decoded (emphasis and LaTeX kept for the cleaner, so the same abstract has the same
+    ``paper_id`` as in a plain-text listing); ``line`` is the 1-based line of the paper's
+    heading (or of its first line when it has none).
     """
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -290,15 +343,16 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
 
 
-_TAG = re.compile(r"<[^>]*>")
-
-
-def _keep_block(paper: _Paper, token: Token, text: str) -> None:
-    """Keep the lines of a block's ``text`` as the paper's :attr:`_Paper.blocks`."""
+def _keep_block(paper: _Paper, token: Token, markup: bool) -> None:
+    """Keep the lines of a block ``token`` as the paper's :attr:`_Paper.blocks`: an HTML
+    block's text (``markup``: tags removed, references decoded), a code block's as
+    written."""
     first = (token.map[0] + 1) if token.map else paper.line
-    for offset, line in enumerate(text.split("\n")):
-        if line.strip():
-            paper.blocks.append((first + offset, " ".join(line.split())))
+    content = _TAG.sub(" ", token.content) if markup else token.content  # tags may span lines
+    for offset, line in enumerate(content.split("\n")):
+        text = " ".join((html.unescape(line) if markup else line).split())
+        if text:
+            paper.blocks.append((first + offset, text))
 
 
 class _Walk:
@@ -351,7 +405,7 @@ class _Walk:
             elif token.type == "heading_close":
                 self.in_heading = None
             elif token.type in ("fence", "code_block") and self.paper is not None:
-                _keep_block(self.paper, token, token.content)
+                _keep_block(self.paper, token, markup=False)
             elif token.type != "inline" or token.map is None:
                 continue
             elif self.in_heading is not None:
@@ -363,9 +417,9 @@ class _Walk:
 
     def _html(self, token: Token) -> None:
         if self.paper is not None and not self.details:
-            self.paper.urls.extend(_HREF.findall(token.content))
+            self.paper.urls.extend(html.unescape(url) for url in _HREF.findall(token.content))
             self.details_abstract = _details_abstract(self.paper, token)
-            _keep_block(self.paper, token, _TAG.sub(" ", token.content))
+            _keep_block(self.paper, token, markup=True)
         self.details += len(_DETAILS_OPEN.findall(token.content))
         self.details = max(0, self.details - len(_DETAILS_CLOSE.findall(token.content)))
 
@@ -373,7 +427,8 @@ class _Walk:
         paper = self.paper
         if self.details_abstract and paper is not None and token.type == "inline" and token.map:
             at = token.map[0] + 1
-            paper.abstract.extend((at + i, ln) for i, ln in enumerate(token.content.split("\n")))
+            lines = decode_references(token.content).split("\n")
+            paper.abstract.extend((at + i, line) for i, line in enumerate(lines))
 
     def _heading(self, token: Token, depth: int) -> None:
         assert token.map is not None
@@ -381,7 +436,7 @@ class _Walk:
         level = self.level
         if level is not None and (depth < level or level == 0):
             self.close()
-            if self.header is None and not self.papers:
+            if self.header is None and all(p.outside for p in self.papers):
                 self.header = parse_header(heading)
             return
         if level is not None and depth > level:
@@ -401,7 +456,11 @@ class _Walk:
         assert token.map is not None
         first_line = token.map[0] + 1
         if self.paper is None and self.level is not None:
-            return  # the digest's own prose, outside any paper (before the first)
+            # Prose outside any paper (before the first): an entry per block, not dropped.
+            outside = _Paper(line=first_line, outside=True)
+            _paragraph(outside, token, first_line)
+            _keep(self.papers, outside)
+            return
         if self.paper is None or self.by_paragraph:
             self.close()
             self.paper = _Paper(line=first_line)
@@ -453,8 +512,9 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     when at least two blocks start with a bold title and they are at least twice the
     headings of the level used most. A list-item paper ends with its item; a paragraph
     paper runs to the next title block or heading. Blocks after a list-item paper and
-    before the next title (an interjected paragraph) are an entry of their own; prose
-    before the first paper is the digest's own.
+    before the next title (an interjected paragraph) are an entry of their own, and so
+    are the blocks before the first paper (the digest's introduction, or a paper
+    described there): nothing is dropped, validation judges them.
     """
     if not _title_blocks_dominate(tokens):
         return None
@@ -482,7 +542,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         line = token.map[0] + 1
         if in_heading:
-            if header is None and not papers and paper is None:
+            if header is None and not papers and paper is None and loose is None:
                 header = parse_header(_inline_text(token)[0])
             continue
         found = _bold_title(token) if item_level is None else None
@@ -493,8 +553,8 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         if paper is not None:
             _paragraph(paper, token, line)
-        elif papers:  # an interjected block: an entry of its own
-            loose = loose or _Paper(line=line)
+        else:  # before the first paper, or interjected: an entry of its own
+            loose = loose or _Paper(line=line, outside=True)
             _paragraph(loose, token, line)
     _keep(papers, paper, loose)
     return header, papers
@@ -566,7 +626,7 @@ def _details_abstract(paper: _Paper, token: Token) -> bool:
     closing = _DETAILS_CLOSE.search(after)
     first = token.map[0] + 1 + content[: summary.end()].count("\n")
     lines = [
-        (first + offset, " ".join(_TAG.sub(" ", line).split()))
+        (first + offset, _html_text(line))
         for offset, line in enumerate((after[: closing.start()] if closing else after).split("\n"))
     ]
     paper.abstract = [(number, line) for number, line in lines if line]
@@ -588,7 +648,7 @@ def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
     unlabelled_links = True
     if paper.current not in ("abstract", "body", "section"):
         paper.current = None  # a new block: a labelled field does not run on into it
-    for offset, line in enumerate(token.content.split("\n")):
+    for offset, line in enumerate(decode_references(token.content).split("\n")):
         number = first_line + offset
         label = _LABEL.match(line)
         if label:
