@@ -110,6 +110,7 @@ def test_bold_titles_wrapped_over_two_lines_keep_the_space() -> None:
     fmt, listing = _read("pandoc_accepted_titles.md")
     assert fmt == "markdown"
     assert [(e.line, e.title, e.no_abstract) for e in listing.entries] == [
+        (3, None, False),  # the notice above the papers: the digest's own prose
         (8, "Continuous Embeddings of Deformable Surfaces", True),
         (12, "Calibrating Classifiers by Trading Accuracy for Uncertainty", True),
         (16, "Image Generation from Five Examples by Self-Adaptation", True),
@@ -295,6 +296,12 @@ def test_the_shapes_read_right_ingest_to_the_right_papers(
         ("checkbox_title_list.md", 1, "the abstract has fewer than 15 or more than 1,000 words: 6"),
         ("checkbox_title_list.md", 5, "a list of titles, not an abstract"),
         ("checkbox_title_list.md", 12, "a list of titles, not an abstract"),
+        (
+            "pandoc_accepted_titles.md",
+            3,
+            "the digest's own prose outside any paper (an introduction, a notice, a section's "
+            "lead-in), not a paper's abstract",
+        ),
         ("pandoc_accepted_titles.md", 8, "no abstract"),
         ("pandoc_accepted_titles.md", 12, "no abstract"),
         ("pandoc_accepted_titles.md", 16, "no abstract"),

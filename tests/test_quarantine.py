@@ -51,7 +51,7 @@ def test_list_release_and_report(folder: Path, database: Path, tmp_path: Path) -
     )
     text = outcome.text_path.read_text(encoding="utf-8")
     assert "Files: 20 checks passed, 1 failed (rejecting), 1 warning, 0 broken." in text
-    assert "Entries: 29 checks passed, 2 failed (rejecting), 0 warnings, 0 broken." in text
+    assert "Entries: 30 checks passed, 2 failed (rejecting), 0 warnings, 0 broken." in text
     assert "Warning: sequence gap" not in text
     assert (
         "* #2 017_0000000000000008.txt (whole file): no entries: the file is empty or holds only a header"

@@ -147,7 +147,8 @@ def test_each_kind_ingests_to_the_right_papers(tmp_path: Path, prefect_harness: 
         ("python_literal_export.jsonl", python),
         (
             "titles_links_readme_zh.md",
-            "a listing header line, not an abstract (were two files joined?)",
+            "the digest's own prose outside any paper (an introduction, a notice, a section's "
+            "lead-in), not a paper's abstract",
         ),
         ("titles_links_readme_zh.md", "no abstract"),
         ("titles_links_readme_zh.md", "no abstract"),

@@ -43,6 +43,7 @@ def _three_entries() -> pl.DataFrame:
             "field_faults": pl.Series([None, None, None], dtype=pl.String),
             "removed_chars": [0, 0, 0],
             "no_abstract": [False, False, False],
+            "outside_paper": [False, False, False],
         }
     )
 

@@ -120,6 +120,7 @@ class PreparedEntry:
     url: str | None = None
     external_id: str | None = None
     no_abstract: bool = False
+    outside_paper: bool = False
     listed_number: int | None = None
     field_faults: tuple[str, ...] = ()
     raw_fields: str | None = None
@@ -543,6 +544,7 @@ def _prepared_entries(entries: Iterable[Entry], plain: bool) -> list[PreparedEnt
                 url=entry.url,
                 external_id=entry.external_id,
                 no_abstract=entry.no_abstract,
+                outside_paper=entry.outside_paper,
                 listed_number=entry.listed_number,
                 field_faults=entry.field_faults,
                 raw_fields=entry.raw_fields,

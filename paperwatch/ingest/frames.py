@@ -160,6 +160,7 @@ ENTRY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "url": pl.String,
     "external_id": pl.String,
     "no_abstract": pl.Boolean,
+    "outside_paper": pl.Boolean,
     "field_faults": pl.String,
     "raw_fields": pl.String,
 }
@@ -233,6 +234,7 @@ def entries_frame(files: Iterable[PreparedFile]) -> pl.DataFrame:
             rows["url"].append(entry.url)
             rows["external_id"].append(entry.external_id)
             rows["no_abstract"].append(entry.no_abstract)
+            rows["outside_paper"].append(entry.outside_paper)
             rows["field_faults"].append("; ".join(entry.field_faults) or None)
             rows["raw_fields"].append(entry.raw_fields)
     frame = pl.DataFrame(rows, schema={k: v for k, v in ENTRY_SCHEMA.items() if k in rows})

@@ -97,6 +97,10 @@ class Entry:
     #: True for a record that has no abstract (a title-only record, a BibTeX entry
     #: without an ``abstract`` field): ``text`` then holds what identifies the record.
     no_abstract: bool = False
+    #: True for a block of a digest's own prose outside any paper (its introduction, a
+    #: notice before the first paper, a section's lead-in): kept so that nothing is lost,
+    #: quarantined as such rather than judged as an abstract.
+    outside_paper: bool = False
     #: What :func:`paperwatch.untrusted.safe_entry` changed in the fields above, one line
     #: per field ("url: holds a user name or password, not linked (…)"), and the fields as
     #: written (a JSON object) when it changed any.

@@ -22,9 +22,8 @@ shape it reads is what digest generators and reading lists write::
   (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
 - Prose outside any paper (a paragraph, list item or block quote before the first
   paper's heading, or between a section heading and the next paper) is not dropped:
-  each block is an entry of its own, without a title, as a paragraph is in a digest
-  without headings; validation then loads what is an abstract (a paper described
-  there) and quarantines the rest (the digest's introduction) with its reason and line.
+  each block is an entry of its own, without a title, marked ``outside_paper``: the
+  ``papers`` suite quarantines it with its line as the digest's own prose.
 - Without headings, ``---`` rules separate the papers (with headings, a rule inside a
   paper is decoration); a file of plain paragraphs gives one paper per paragraph.
 - A ``---`` rule right under a labelled line (``**Abstract:** …`` then ``---`` with no
@@ -43,7 +42,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from markdown_it import MarkdownIt
 from markdown_it.common.entities import entities
@@ -512,9 +511,9 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     when at least two blocks start with a bold title and they are at least twice the
     headings of the level used most. A list-item paper ends with its item; a paragraph
     paper runs to the next title block or heading. Blocks after a list-item paper and
-    before the next title (an interjected paragraph) are an entry of their own, and so
-    are the blocks before the first paper (the digest's introduction, or a paper
-    described there): nothing is dropped, validation judges them.
+    before the next title (an interjected paragraph) are an entry of their own, judged as
+    any entry; the blocks before the first paper (the digest's introduction) are one
+    entry too, marked ``outside`` (quarantined as the digest's own prose).
     """
     if not _title_blocks_dominate(tokens):
         return None
@@ -553,8 +552,8 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
             continue
         if paper is not None:
             _paragraph(paper, token, line)
-        else:  # before the first paper, or interjected: an entry of its own
-            loose = loose or _Paper(line=line, outside=True)
+        else:  # before the first paper (the digest's prose), or interjected: an entry
+            loose = loose or _Paper(line=line, outside=not papers)
             _paragraph(loose, token, line)
     _keep(papers, paper, loose)
     return header, papers
@@ -695,7 +694,7 @@ def _entry(position: int, paper: _Paper) -> Entry:
     written = paper.abstract or paper.body or paper.blocks
     url = paper.urls[0] if paper.urls else None
     ext = external_id(arxiv=paper.arxiv, doi_value=paper.doi, urls=paper.urls)
-    return record_entry(
+    entry = record_entry(
         position,
         written[0][0] if written and paper.title is None else paper.line,
         " ".join(line for _, line in written) if written else None,
@@ -706,3 +705,4 @@ def _entry(position: int, paper: _Paper) -> Entry:
         listed_number=paper.listed_number,
         abstract_lines=[line for _, line in written] if written else None,
     )
+    return replace(entry, outside_paper=True) if paper.outside else entry
