@@ -488,3 +488,62 @@ def test_character_references_in_markdown_html_details_and_tables_are_decoded() 
     table = f"| Title | Abstract |\n|---|---|\n| Q&amp;A | {words} |\n"
     [row] = readers.read_text("markdown", table, "t.md").entries
     assert (row.title, row.text) == ("Q&A", decoded)
+
+
+JSON_WORDS = "We study a JSON digest that files its records under topics and ids, not in arrays."
+
+
+def test_json_records_in_objects_keyed_by_topic_and_id_are_read_at_their_lines() -> None:
+    """``{topic: {id: record}}`` (a digest generator's export): every record is a paper at
+    the line its object starts, in file order; a topic may hold an array of records."""
+    text = (
+        "{\n"
+        ' "Matching": {\n'
+        f'  "2611.43001": {{"paper_title": "One", "paper_abstract": "{JSON_WORDS} One."}},\n'
+        f'  "2611.43002": {{"paper_title": "Two", "paper_abstract": "{JSON_WORDS} Two."}}\n'
+        " },\n"
+        f' "Depth": [{{"title": "Three", "abstract": "{JSON_WORDS} Three."}}]\n'
+        "}\n"
+    )
+    entries = readers.read_text("json", text, "topics.json").entries
+    assert [(e.position, e.line, e.title, e.text) for e in entries] == [
+        (1, 3, "One", f"{JSON_WORDS} One."),
+        (2, 4, "Two", f"{JSON_WORDS} Two."),
+        (3, 6, "Three", f"{JSON_WORDS} Three."),
+    ]
+
+
+def test_a_json_object_with_a_record_field_or_a_plain_value_is_one_record() -> None:
+    """An object is a map of records only when no key is a record field and every value is
+    an object or an array of objects: OpenReview's wrapped fields (``{"title": {"value":
+    …}}``, every value an object) and a topic map with a plain value beside it stay one
+    record each (the second, with no abstract, is quarantined at its line)."""
+    wrapped = (
+        f'{{"title": {{"value": "Wrapped"}}, "abstract": {{"value": "{JSON_WORDS}"}}, '
+        '"venue": {"value": "ICLR 2026"}}'
+    )
+    (entry,) = readers.read_text("json", wrapped, "one.json").entries
+    assert (entry.line, entry.title, entry.text) == (1, "Wrapped", JSON_WORDS)
+    mixed = f'\n{{"Matching": {{"1": {{"abstract": "{JSON_WORDS}"}}}}, "updated": "2026-11-20"}}'
+    (entry,) = readers.read_text("json", mixed, "mixed.json").entries
+    assert (entry.line, entry.text, entry.no_abstract) == (2, "", True)
+
+
+def test_json_maps_are_read_three_levels_deep_then_the_object_is_one_record() -> None:
+    """``{venue: {topic: {id: record}}}`` is read; one level more and the object at the
+    fourth level is one record (no abstract: quarantined at its line, not dropped)."""
+    record = f'{{"abstract": "{JSON_WORDS}"}}'
+    three = f'{{"ICLR": {{"Depth": {{"2611.1": {record}}}}}}}'
+    (entry,) = readers.read_text("json", three, "three.json").entries
+    assert (entry.text, entry.no_abstract) == (JSON_WORDS, False)
+    four = f'{{"2026": {{"ICLR": {{"Depth": {{"2611.1": {record}}}}}}}}}'
+    (entry,) = readers.read_text("json", four, "four.json").entries
+    assert (entry.line, entry.text, entry.no_abstract) == (1, "", True)
+
+
+def test_a_json_array_of_records_is_found_at_its_own_key_not_a_nested_one() -> None:
+    """The line of a record under ``"papers"`` comes from the object's own member: a nested
+    ``"papers": []`` written before it (in ``meta``) used to be taken, giving line 1."""
+    text = f'{{"meta": {{"papers": []}},\n "papers": [{{"abstract": "{JSON_WORDS}"}}]}}'
+    (entry,) = readers.read_text("json", text, "meta.json").entries
+    assert (entry.line, entry.text) == (2, JSON_WORDS)

@@ -3,16 +3,19 @@
 The syntax is the standard library's ``json``; this module maps a record's fields:
 
 - abstract: ``abstract``, ``summary``, ``paper_abstract``, ``abstract_text``, ``abs``;
-- title: ``title``, ``paper_title``; authors: ``authors``, ``author`` (names, or objects
-  with ``name``); URL: ``url``, ``link``, ``pdf_url``, ``abs_url``, ``paper_url``, ``pdf``;
+- title: ``title``, ``paper_title``; authors: ``authors``, ``author``, ``authors_list``,
+  ``paper_authors`` (names, objects with ``name``, or one string of names);
+- URL: ``url``, ``link``, ``pdf_url``, ``abs_url``, ``paper_url``, ``pdf``;
 - external id: ``arxiv_id``/``arxiv``/``eprint``, ``doi``, an OpenReview note's ``forum``
   or ``id``, else what the URL names (:func:`paperwatch.ingest.readers.records.external_id`);
 - venue and year (the listing's header) when every record names the same.
 
 OpenReview's API v2 wraps each field as ``{"value": …}`` under ``content``: both are
-unwrapped. A JSON file is an array of records, an object holding one (``papers``,
-``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``: the first such key
-holding a list), or one record.
+unwrapped. A JSON file is an array of records, an object holding arrays of them
+(``papers``, ``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``), a map
+of records (``{topic: {id: record}}``: objects keyed by anything but a record field whose
+values are all records, arrays of records or such maps, at most :data:`MAX_MAP_DEPTH`
+deep), or one record (:func:`_object_records`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import ast
 import dataclasses
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from paperwatch.ingest.parse import Entry, Header, Listing, decode_listing, parse_header
@@ -38,9 +42,35 @@ from paperwatch.ingest.readers.records import (
 
 _ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs")
 _TITLE_KEYS = ("title", "paper_title")
-_AUTHOR_KEYS = ("authors", "author", "authors_list")
+_AUTHOR_KEYS = ("authors", "author", "authors_list", "paper_authors")
 _URL_KEYS = ("url", "link", "abs_url", "paper_url", "html_url", "pdf_url", "pdf")
+_ARXIV_KEYS = ("arxiv_id", "arxiv", "eprint", "arxivId")
+_DOI_KEYS = ("doi", "DOI")
+_VENUE_KEYS = ("venue", "conference", "booktitle")
 _LIST_KEYS = ("papers", "notes", "entries", "records", "items", "results", "data")
+#: The keys :func:`_entry` reads: an object holding any of them is a record, never a map
+#: of records (:func:`_is_map`), even when every value is an object (OpenReview's
+#: ``{"title": {"value": …}, …}``).
+_RECORD_KEYS = frozenset(
+    (
+        *_ABSTRACT_KEYS,
+        *_TITLE_KEYS,
+        *_AUTHOR_KEYS,
+        *_URL_KEYS,
+        *_ARXIV_KEYS,
+        *_DOI_KEYS,
+        *_VENUE_KEYS,
+        "year",
+        "content",
+        "id",
+        "forum",
+        "invitation",
+        "invitations",
+    )
+)
+#: Objects keyed by topic, date or id are read as maps of records this many levels deep
+#: (``{venue: {topic: {id: record}}}``: 3); an object deeper than that is one record.
+MAX_MAP_DEPTH = 3
 #: A Python program's print of a dict or list of dicts: ``{'title': …`` (single quotes).
 _PYTHON_LITERAL = re.compile(r"\A\s*\[?\s*\{\s*'[^'\n]{1,60}'\s*:|\A\s*\[?\s*\{\s*\}")
 
@@ -236,24 +266,90 @@ def _header(venue: str) -> Header | None:
 
 def _records_with_lines(text: str, value: Any) -> list[tuple[int, Any]]:
     """The records of a parsed JSON document with the line each starts at: the items of
-    every array under a key of :data:`_LIST_KEYS`, or the object itself."""
+    an array, else those of the object (:func:`_object_records`)."""
     index = LineIndex(text)
     if isinstance(value, dict):
-        keys = [key for key in _LIST_KEYS if isinstance(value.get(key), list)]
-        if not keys:
-            return [(index.line(text.find("{")), value)]
-        # Every array of records (objects) the object holds, none left out; else the
-        # first array, whose items are then refused as not records.
-        of_records = [k for k in keys if all(isinstance(item, dict) for item in value[k])]
-        records: list[tuple[int, Any]] = []
-        for key in of_records or keys[:1]:
-            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*\[', text)
-            start = match.end() - 1 if match else -1
-            records.extend(_array_lines(text, value[key], start, index))
-        return sorted(records, key=lambda record: record[0])  # in the file's order
+        return _object_records(text, text.find("{"), value, index, 0)
     if isinstance(value, list):
         return _array_lines(text, value, text.find("["), index)
     raise ReaderError("json", 1, f"a JSON {type(value).__name__}, not records")
+
+
+def _object_records(
+    text: str, start: int, value: dict[str, Any], index: LineIndex, depth: int
+) -> list[tuple[int, Any]]:
+    """The records of the object ``value`` that starts at offset ``start`` of ``text``,
+    ``depth`` maps deep, in file order:
+
+    1. an object holding arrays under :data:`_LIST_KEYS` (``{"venue": …, "papers": […]}``):
+       the items of every such array of objects (else of the first array, whose items
+       are then refused as not records);
+    2. a map of records (:func:`_is_map`: ``{topic: {id: record}}``), fewer than
+       :data:`MAX_MAP_DEPTH` maps deep: the records of each value, by these rules again
+       (an array's items are records);
+    3. else the object itself, one record.
+    """
+    holds = any(isinstance(value.get(key), list) for key in _LIST_KEYS)
+    if not holds and not (depth < MAX_MAP_DEPTH and _is_map(value.items())):
+        return [(index.line(start), value)]
+    members = _members(text, start)
+    records: list[tuple[int, Any]] = []
+    if holds:
+        lists = [m for m in members if m[0] in _LIST_KEYS and isinstance(m[2], list)]
+        # Every array of records (objects) the object holds, none left out; else the
+        # first array by the order of _LIST_KEYS, whose items are then refused.
+        of_records = [m for m in lists if all(isinstance(item, dict) for item in m[2])]
+        if not of_records:
+            of_records = [min(lists, key=lambda m: _LIST_KEYS.index(m[0]))]
+        for _, offset, items in of_records:
+            records.extend(_array_lines(text, items, offset, index))
+        return sorted(records, key=lambda record: record[0])  # in the file's order
+    if not _is_map([(key, item) for key, _, item in members]):
+        return [(index.line(start), value)]  # a repeated key's other value is no record
+    for _, offset, item in members:
+        if isinstance(item, list):
+            records.extend(_array_lines(text, item, offset, index))
+        else:
+            records.extend(_object_records(text, offset, item, index, depth + 1))
+    return records
+
+
+def _is_map(members: Iterable[tuple[str, Any]]) -> bool:
+    """Whether an object of ``members`` (key, value) is a map of records (keyed by topic,
+    date or id, as digest generators write ``{topic: {id: record}}``): it has at least one
+    member, none of its keys is a record field (:data:`_RECORD_KEYS`), and every value is
+    an object or a non-empty array of objects."""
+    members = list(members)
+    return bool(members) and all(
+        key not in _RECORD_KEYS
+        and (
+            isinstance(item, dict)
+            or (isinstance(item, list) and item and all(isinstance(i, dict) for i in item))
+        )
+        for key, item in members
+    )
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _members(text: str, start: int) -> list[tuple[str, int, Any]]:
+    """Each member of the JSON object whose ``{`` is at offset ``start`` of ``text`` (valid
+    JSON): its key, the offset where its value starts and the value, in file order (a
+    repeated key each time it is written)."""
+    decoder = json.JSONDecoder()
+    members: list[tuple[str, int, Any]] = []
+    position = _JSON_SPACE.match(text, start + 1).end()  # type: ignore[union-attr]
+    while text[position] != "}":
+        key, position = decoder.raw_decode(text, position)
+        position = _JSON_SPACE.match(text, position).end()  # type: ignore[union-attr]
+        offset = _JSON_SPACE.match(text, position + 1).end()  # type: ignore[union-attr]
+        item, position = decoder.raw_decode(text, offset)
+        members.append((key, offset, item))
+        position = _JSON_SPACE.match(text, position).end()  # type: ignore[union-attr]
+        if text[position] == ",":
+            position = _JSON_SPACE.match(text, position + 1).end()  # type: ignore[union-attr]
+    return members
 
 
 def _array_lines(
@@ -308,14 +404,14 @@ def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str
         url = f"https://openreview.net/forum?id={forum}"
     plain_id = one_line(record.get("id"))
     ext = external_id(
-        arxiv=one_line(_field(record, ("arxiv_id", "arxiv", "eprint", "arxivId"))),
-        doi_value=one_line(_field(record, ("doi", "DOI"))),
+        arxiv=one_line(_field(record, _ARXIV_KEYS)),
+        doi_value=one_line(_field(record, _DOI_KEYS)),
         openreview=str(forum) if forum else None,
         urls=[url, plain_id],
     )
     if ext is None and plain_id:
         ext = external_id(arxiv=plain_id, doi_value=plain_id)
-    venue = one_line(_field(record, ("venue", "conference", "booktitle")))
+    venue = one_line(_field(record, _VENUE_KEYS))
     year = one_line(_field(record, ("year",)))
     if venue and year and year not in venue:
         venue = f"{venue} {year}"
