@@ -24,9 +24,9 @@ NEXT_WEEK = "2026-12-02T10:00:00+00:00"  # ISO week 2026-W49
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
-#: ``select count(*) from validation_results`` after the seeds: (11 file + 31 entry
+#: ``select count(*) from validation_results`` after the seeds: (11 file + 32 entry
 #: expectations) x 3 files (tests/test_ingest_flow.py).
-SEED_CHECKS = 126
+SEED_CHECKS = 129
 
 NEW_LISTING = (
     "ICLR 2026 accepted papers\n\n"
@@ -79,7 +79,7 @@ def test_copied_folder_costs_hashing_only(
     assert (summary.entries, summary.entries_loaded) == (2, 2)
     # The known files got no new row and no new validation: only the new file's 11 + 30.
     assert rows(database, "select count(*) from listing_files") == [(4,)]
-    assert rows(database, "select count(*) from validation_results") == [(SEED_CHECKS + 42,)]
+    assert rows(database, "select count(*) from validation_results") == [(SEED_CHECKS + 43,)]
     assert rows(database, "select path, mtime_ns from listing_files order by path") == [
         (path.name, path.stat().st_mtime_ns) for path in sorted(copy.glob("*.txt"))
     ]

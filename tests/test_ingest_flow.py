@@ -63,7 +63,7 @@ def test_seeds_end_to_end(seed_folder: Path, database: Path, tmp_path: Path) -> 
         database,
         "select count(*), count(*) filter (where outcome = 'passed') from validation_results",
     )
-    assert checks == [(126, 125)]  # (11 file + 31 entry expectations) x 3 files
+    assert checks == [(129, 128)]  # (11 file + 32 entry expectations) x 3 files
     failed = rows(
         database,
         "select f.name, v.suite, v.expectation, v.severity, v.unexpected_examples "
