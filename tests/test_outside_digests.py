@@ -9,16 +9,13 @@ import pytest
 
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import Listing
-from paperwatch.ingest.readers import decide_format, read_text
+from tests.digests import read_digest
 
 DATA = Path(__file__).parent / "data" / "outside-digests"
 
 
 def _read(name: str) -> tuple[str, Listing]:
-    text = (DATA / name).read_text(encoding="utf-8")
-    decision = decide_format(name, text)
-    assert decision.format is not None, decision.reason
-    return decision.format, read_text(decision.format, text, name)
+    return read_digest(DATA / name)
 
 
 def test_an_abstract_in_details_under_a_linked_heading() -> None:

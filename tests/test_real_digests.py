@@ -6,16 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from paperwatch.ingest.clean import clean_abstract, text_length
-from paperwatch.ingest.readers import decide_format, read_text
+from paperwatch.ingest.parse import Listing
+from tests.digests import read_digest
 
 DATA = Path(__file__).parent / "data" / "real-digests"
 
 
-def _read(name: str):  # type: ignore[no-untyped-def]
-    text = (DATA / name).read_text(encoding="utf-8")
-    decision = decide_format(name, text)
-    assert decision.format is not None, decision.reason
-    return decision.format, read_text(decision.format, text, name)
+def _read(name: str) -> tuple[str, Listing]:
+    return read_digest(DATA / name)
 
 
 def test_one_abstract_per_line_with_one_split_over_three_lines() -> None:
