@@ -164,12 +164,6 @@ def test_an_html_table_index_gives_titles_without_abstracts() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plain-text reader has no titles: each `Title (N minute read)` paragraph is "
-    "an entry of its own (quarantined) and its summary a paper without a title; the "
-    "newsletter's date line is taken for a venue ('TLDR AI - Friday, November 20')",
-)
 def test_a_read_time_newsletter_pairs_each_title_with_its_summary() -> None:
     fmt, listing = _read("tldr_read_time.txt")
     assert fmt == "text"

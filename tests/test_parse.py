@@ -134,3 +134,43 @@ def test_form_feed_and_unicode_separators_break_lines() -> None:
     listing = parse_listing(f"{HEADER}\u2029\u2029{A}\f\f{B}\x0b\x0b{C}\u2028")
     assert listing.header is not None
     assert texts(listing) == [A, B, C]
+
+
+def test_a_date_written_before_the_year_is_not_part_of_the_venue() -> None:
+    assert parse_header("TLDR AI - Friday, November 20, 2026") == Header(
+        "TLDR AI - Friday, November 20, 2026", "TLDR AI", 2026, ""
+    )
+    assert parse_header("Digest 20 Nov 2026 picks") == Header(
+        "Digest 20 Nov 2026 picks", "Digest", 2026, "picks"
+    )
+    assert parse_header("November 20, 2026") is None
+    assert parse_header("ECCV Oct 2026") == Header("ECCV Oct 2026", "ECCV Oct", 2026, "")
+
+
+def test_a_read_time_title_is_the_title_of_the_next_paragraph() -> None:
+    """``Title (N minute read)`` then its summary: one entry at the title's line. A title
+    with no summary after it (the last paragraph, or another title next) stays an entry of
+    its own; a paragraph of more than 30 words before the marker is no title."""
+    long_title = " ".join(["word"] * 31)
+    text = (
+        "Top Stories\n\n"
+        "Quiet Gradients (4 minute read)\n\n"
+        f"{A}\n{B}\n\n"
+        "Two Titles (2 MIN READ)\n\n"
+        "In a Row (12 mins read)\n\n"
+        f"{C}\n\n"
+        f"{long_title} (3 minute read)\n\n"
+        f"{A}\n\n"
+        "Last (1 minute read)\n"
+    )
+    listing = parse_listing(text)
+    assert [(e.line, e.title, e.text, e.line_breaks) for e in listing.entries] == [
+        (1, None, "Top Stories", ()),
+        (3, "Quiet Gradients", f"{A} {B}", (len(A),)),
+        (8, None, "Two Titles (2 MIN READ)", ()),
+        (10, "In a Row", C, ()),
+        (14, None, f"{long_title} (3 minute read)", ()),
+        (16, None, A, ()),
+        (18, None, "Last (1 minute read)", ()),
+    ]
+    assert [e.position for e in listing.entries] == list(range(1, 8))

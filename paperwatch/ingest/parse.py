@@ -25,6 +25,18 @@ _LINE_BREAK = re.compile(f"\r\n|[{_LINE_BREAK_CHARS}]")
 _HEADER = re.compile(
     r"^(?P<venue>[^\s\d][^\n]{0,60}?)\s*(?:'|’)?(?P<year>(?:19|20)\d{2})\b\s*(?P<label>[^\n]*)$"
 )
+#: A date written before the header's year (``Friday, November 20, 2026``,
+#: ``20 Nov 2026``): the year is the date's, and the date is not part of the venue.
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_WEEKDAY = r"(?:Mon|Tue(?:s)?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?\.?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_WRITTEN_DATE = re.compile(
+    rf"(?<!\w)(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\s+{_DAY}|{_DAY}\s+{_MONTH})\s*,?\s*\Z",
+    re.IGNORECASE,
+)
 _HEADER_MAX_CHARS = 100
 _HEADER_MAX_WORDS = 12
 _VENUE_WORDS = re.compile(r"^[A-Z][\w&.\-]*(?: [A-Z][\w&.\-]*){0,3}$")
@@ -164,7 +176,9 @@ def parse_header(line: str) -> Header | None:
     """Recognise a header line (venue, year, label), or return None for an abstract.
 
     A header is short (at most 100 characters and 12 words), does not end with a
-    sentence full stop, and holds a year 1900-2099 after the venue.
+    sentence full stop, and holds a year 1900-2099 after the venue. A date written
+    before the year (``TLDR AI - Friday, November 20, 2026``) is not part of the venue
+    (``TLDR AI``); nothing left before it: no header.
     """
     text = line.strip()
     if not text or len(text) > _HEADER_MAX_CHARS or len(text.split()) > _HEADER_MAX_WORDS:
@@ -174,7 +188,11 @@ def parse_header(line: str) -> Header | None:
     match = _HEADER.match(text)
     if not match:
         return None
-    venue = match.group("venue").strip(" -–—:,'’#")
+    venue = match.group("venue")
+    date = _WRITTEN_DATE.search(venue)
+    if date is not None:
+        venue = venue[: date.start()]
+    venue = venue.strip(" -–—:,'’#")
     if not venue:
         return None
     return Header(
@@ -228,11 +246,63 @@ def parse_listing(text: str) -> Listing:
             paragraphs[0] = (first_start + 1, first_lines[1:])
 
     entries = [
-        Entry(position=i, line=start, text=" ".join(chunk), line_breaks=_line_breaks(chunk))
-        for i, (start, chunk) in enumerate(paragraphs, start=1)
+        Entry(
+            position=i,
+            line=start,
+            text=" ".join(chunk),
+            line_breaks=_line_breaks(chunk),
+            title=title,
+        )
+        for i, (start, chunk, title) in enumerate(_read_time_titles(paragraphs), start=1)
     ]
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
     return Listing(header=header, entries=entries, line_count=line_count)
+
+
+#: A newsletter's read-time marker ending a title: ``(4 minute read)``, ``(12 min read)``.
+_READ_TIME = re.compile(r"\s*\(\d{1,3}\s+min(?:ute)?s?\s+read\)\Z", re.IGNORECASE)
+#: A paragraph ending with a read-time marker is a title when it has at most this many
+#: words before the marker.
+_TITLE_MAX_WORDS = 30
+
+
+def _read_time_title(lines: list[str]) -> str | None:
+    """The title of a paragraph that ends with a read-time marker (:data:`_READ_TIME`),
+    without the marker, when it has 1 to :data:`_TITLE_MAX_WORDS` words; else None."""
+    text = " ".join(lines)
+    marker = _READ_TIME.search(text)
+    if marker is None:
+        return None
+    title = text[: marker.start()].strip()
+    return title if 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
+
+
+def _read_time_titles(
+    paragraphs: list[tuple[int, list[str]]],
+) -> list[tuple[int, list[str], str | None]]:
+    """``paragraphs`` (first line, lines) as entries (first line, lines, title).
+
+    A paragraph that is a read-time title (:func:`_read_time_title`: a newsletter's
+    ``Title (4 minute read)``) followed by a paragraph that is not one is the title of
+    that paragraph: one entry, at the title's line. Every other paragraph is an entry
+    of its own without a title (a title with no summary after it too).
+    """
+    out: list[tuple[int, list[str], str | None]] = []
+    i = 0
+    while i < len(paragraphs):
+        start, lines = paragraphs[i]
+        title = _read_time_title(lines)
+        if (
+            title is not None
+            and i + 1 < len(paragraphs)
+            and _read_time_title(paragraphs[i + 1][1]) is None
+        ):
+            out.append((start, paragraphs[i + 1][1], title))
+            i += 2
+            continue
+        out.append((start, lines, None))
+        i += 1
+    return out
 
 
 def _line_breaks(lines: list[str]) -> tuple[int, ...]:

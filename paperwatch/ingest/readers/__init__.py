@@ -225,7 +225,8 @@ def reader(fmt: str) -> ModuleType:
 
 def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
     """Read decoded ``text`` as ``fmt``; the record fields of a structured format (title,
-    authors, url, external id, venue) made safe (:func:`paperwatch.untrusted.safe_entry`).
+    authors, url, external id, venue), and the titles the text formats find, made safe
+    (:func:`paperwatch.untrusted.safe_entry`).
 
     Raises:
         ReaderError: the text is not valid in that format (line and detail).
@@ -238,7 +239,11 @@ def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
         read(text, name, lines=fmt == "jsonl") if fmt in ("json", "jsonl") else read(text, name)
     )
     if fmt in ("text", "lines"):
-        return listing
+        if not any(entry.title for entry in listing.entries):
+            return listing
+        # A title from the text itself (a read-time title, a Refer ``%T`` line): capped.
+        entries = [safe_entry(entry) if entry.title else entry for entry in listing.entries]
+        return dataclasses.replace(listing, entries=entries)
     return dataclasses.replace(
         listing,
         header=safe_header(listing.header),
