@@ -200,3 +200,24 @@ def test_url_scan_finds_what_the_url_pattern_finds(text: str) -> None:
     from paperwatch.ingest.clean import _URL, url_matches
 
     assert [m.span() for m in url_matches(text)] == [m.span() for m in _URL.finditer(text)]
+
+
+_READ_TIME_PIECE = st.sampled_from(
+    ["(", ")", " ", "  ", "4", "12", "1234", "min", "minute", "minutes", "s", "read", "Read", "x"]
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(
+    st.lists(st.lists(_READ_TIME_PIECE, min_size=1, max_size=12).map("".join), min_size=1),
+    st.sampled_from(["", " (4 minute read)", "(12 min read)", "  (3 Minutes Read)", "(1 read)"]),
+)
+def test_read_time_title_is_found_from_the_last_parenthesis(lines: list[str], end: str) -> None:
+    from paperwatch.ingest.parse import _READ_TIME, _TITLE_MAX_WORDS, _read_time_title
+
+    lines = [*lines[:-1], lines[-1] + end]
+    text = " ".join(lines)
+    marker = _READ_TIME.search(text)  # the plain search, from every character
+    title = text[: marker.start()].strip() if marker else ""
+    expected = title if marker and 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
+    assert _read_time_title(lines) == expected

@@ -268,9 +268,16 @@ _TITLE_MAX_WORDS = 30
 
 def _read_time_title(lines: list[str]) -> str | None:
     """The title of a paragraph that ends with a read-time marker (:data:`_READ_TIME`),
-    without the marker, when it has 1 to :data:`_TITLE_MAX_WORDS` words; else None."""
+    without the marker, when it has 1 to :data:`_TITLE_MAX_WORDS` words; else None.
+
+    The marker holds the paragraph's last ``(``, so the search starts there rather than at
+    every character of an abstract (the title is stripped either way).
+    """
+    if not lines[-1].endswith(")"):
+        return None
     text = " ".join(lines)
-    marker = _READ_TIME.search(text)
+    opening = text.rfind("(")
+    marker = _READ_TIME.search(text, opening) if opening >= 0 else None
     if marker is None:
         return None
     title = text[: marker.start()].strip()
