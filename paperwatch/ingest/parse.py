@@ -321,3 +321,45 @@ def _line_breaks(lines: list[str]) -> tuple[int, ...]:
         offset += len(line) + 1
         offsets.append(offset)
     return tuple(offsets)
+
+
+#: A word of a person's name: capitalised (``Ada``, ``O'Neil``, ``Jean-Luc``), or an
+#: initial (``J.``, ``J.-P.``); letters only, no digits.
+_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’\-](?=[^\W\d_]))*|[^\W\d_]\.(?:-[^\W\d_]\.)?")
+#: Lower-case particles a name may hold between its capitalised words (``Vincent van Gogh``).
+_NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "del", "della", "da", "di", "du", "dos", "das"}
+    | {"la", "le", "bin", "ibn", "al", "el", "ter", "ten", "zu", "y"}
+)
+#: What separates the names of a line: ``,`` (``, and``), `` · ``, ``;``, `` and ``, `` & ``.
+_NAMES_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*)?|\s·\s|;|\s&\s|\sand\s)\s*")
+_NAME_MIN_WORDS, _NAME_MAX_WORDS = 2, 4
+_NAMES_MAX = 100
+
+
+def person_names(line: str) -> tuple[str, ...] | None:
+    """The names of ``line`` when the whole line is a list of people's names, else None.
+
+    The line must be only names separated by commas, `` · ``, semicolons, "and" or "&"
+    (at most 100 names): each name 2 to 4 words, each word capitalised or an initial
+    (``J.``), lower-case particles (``van``, ``de``) only between them; no digits and no
+    other punctuation, so a sentence, a title with a colon or an affiliation in
+    parentheses is not names. A single name (``Pedro Alves``) is a list of one.
+    """
+    text = " ".join(line.split())
+    if not text or len(text) > 4000:
+        return None
+    names = _NAMES_SPLIT.split(text)
+    if len(names) > _NAMES_MAX:
+        return None
+    for name in names:
+        words = name.split(" ")
+        if not _NAME_MIN_WORDS <= len(words) <= _NAME_MAX_WORDS:
+            return None
+        for position, word in enumerate(words):
+            if not _NAME_WORD.fullmatch(word):
+                return None
+            inner = 0 < position < len(words) - 1
+            if not word[0].isupper() and not (inner and word in _NAME_PARTICLES):
+                return None
+    return tuple(names)

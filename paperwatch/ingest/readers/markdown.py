@@ -18,8 +18,12 @@ shape it reads is what digest generators and reading lists write::
 - A table whose header names a ``Title`` or ``Abstract`` column is a table of papers:
   one paper per row (title, authors, links, abstract where there is a column), and the
   file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
-  Abstract holds the abstract (hard wraps joined); other tables, ``<details>`` blocks
-  (collapsed BibTeX, long author lists), code blocks and HTML are dropped.
+  Abstract holds the abstract (hard wraps joined), and the paper's one unlabelled line
+  right above it, when it is only people's names, is the authors; other tables,
+  ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks and HTML are
+  dropped.
+- A task list of titles (``- [ ] Title`` items, each maybe with a line of names under it)
+  gives one paper without an abstract per item (:func:`_checkbox_papers`).
 - Prose outside any paper (a paragraph, list item or block quote before the first
   paper's heading, or between a section heading and the next paper) is not dropped:
   each block is an entry of its own, without a title, marked ``outside_paper``: the
@@ -49,7 +53,14 @@ from markdown_it.common.entities import entities
 from markdown_it.common.utils import isValidEntityCode
 from markdown_it.token import Token
 
-from paperwatch.ingest.parse import Entry, Header, Listing, decode_listing, parse_header
+from paperwatch.ingest.parse import (
+    Entry,
+    Header,
+    Listing,
+    decode_listing,
+    parse_header,
+    person_names,
+)
 from paperwatch.ingest.readers.records import (
     arxiv_id,
     author_names,
@@ -335,7 +346,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     if front:  # blank lines in its place keep the line numbers
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _fields_before_rules(_PARSER.parse(text))
-    listed = _title_block_papers(tokens)
+    listed = _checkbox_papers(tokens) or _title_block_papers(tokens)
     header, papers = listed if listed is not None else _Walk(tokens).run()
     entries = [_entry(position, p) for position, p in enumerate(papers, start=1)]
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -393,7 +404,7 @@ class _Walk:
                 self.papers.extend(self.tables.get(index, []))
                 skip_until = _table_rows(self.tokens, index)[1]
             elif token.type == "html_block":
-                self._html(token)
+                self._html(token, index)
             elif self.details:
                 self._details_line(token)
             elif token.type == "hr":
@@ -414,9 +425,11 @@ class _Walk:
         self.close()
         return self.header, self.papers
 
-    def _html(self, token: Token) -> None:
+    def _html(self, token: Token, index: int) -> None:
         if self.paper is not None and not self.details:
             self.paper.urls.extend(html.unescape(url) for url in _HREF.findall(token.content))
+            if _opens_abstract_details(token):
+                _names_above(self.paper, self.tokens, index)
             self.details_abstract = _details_abstract(self.paper, token)
             _keep_block(self.paper, token, markup=True)
         self.details += len(_DETAILS_OPEN.findall(token.content))
@@ -559,6 +572,144 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     return header, papers
 
 
+#: A task-list item's box, as GitHub writes one: ``[ ]``, ``[x]``, ``[X]``.
+_CHECKBOX = re.compile(r"\A\[[ xX]\][ \t]+(?=\S)")
+_CHECKBOX_TITLE_WORDS = (2, 30)
+#: A paragraph outside the list with this many words is prose a paper might own.
+_PROSE_MIN_WORDS = 15
+
+
+def _line_texts(token: Token) -> list[tuple[str, list[str]]]:
+    """The lines of an inline ``token`` as ``(text, links)``: emphasis and link markup
+    dropped, character references decoded, white space collapsed."""
+    lines: list[tuple[list[str], list[str]]] = [([], [])]
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            lines[-1][0].append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            lines.append(([], []))
+        elif child.type == "link_open":
+            href = str(child.attrs.get("href") or "")
+            if href.startswith(("http://", "https://")):
+                lines[-1][1].append(href)
+    return [(" ".join("".join(parts).split()), links) for parts, links in lines]
+
+
+def _checkbox_item(tokens: list[Token], index: int) -> _Paper | None:
+    """The title-only paper of the task-list item opening at ``tokens[index]``, or None.
+
+    The item must be one paragraph of one or two lines: ``[ ] Title`` (2 to 30 words, not
+    ending as a sentence or a label does), then optionally a line of names
+    (:func:`person_names`, which become the authors). None for any other item."""
+    inline = tokens[index + 2] if index + 4 < len(tokens) else None
+    if (
+        inline is None
+        or tokens[index + 1].type != "paragraph_open"
+        or inline.type != "inline"
+        or inline.map is None
+        or not _CHECKBOX.match(inline.content)
+        or tokens[index + 3].type != "paragraph_close"
+        or tokens[index + 4].type != "list_item_close"
+    ):
+        return None
+    lines = _line_texts(inline)
+    title = _CHECKBOX.sub("", lines[0][0])
+    low, high = _CHECKBOX_TITLE_WORDS
+    if (
+        len(lines) > 2
+        or not low <= len(title.split()) <= high
+        or title.endswith((".", ":", "：", ";", ","))
+        or _LABEL.match(title)
+    ):
+        return None
+    paper = _Paper(line=inline.map[0] + 1, title=title, urls=list(lines[0][1]))
+    if len(lines) == 2:
+        names = person_names(lines[1][0])
+        if names is None:
+            return None
+        paper.authors = names
+    return paper
+
+
+def _links_only(token: Token) -> bool:
+    """True for an inline token that is nothing but links (and separators between them):
+    a navigation list's item, with no prose of its own."""
+    children = token.children or []
+    depth, links = 0, 0
+    for child in children:
+        if child.type == "link_open":
+            depth, links = depth + 1, links + 1
+        elif child.type == "link_close":
+            depth -= 1
+        elif depth:
+            continue  # a link's own text
+        elif child.type == "text":
+            if child.content.strip(" |·•,-–"):
+                return False
+        elif child.type not in ("softbreak", "hardbreak"):
+            return False
+    return links > 0
+
+
+def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] | None:
+    """The papers of a digest that is a task list of titles, or None.
+
+    Such a digest writes each paper as ``- [ ] Title`` (or ``- [x] Title``) with its
+    authors on the next line, under section headings. The shape holds when at least two
+    list items start with a box, every such item is a title (:func:`_checkbox_item`), and
+    no paragraph outside a list has 15 or more words (an abstract under a heading: then
+    the headings are the papers, and a box is a reader's to-do). Each item is one paper
+    without an abstract; headings are sections (one before the first paper is the header
+    when it names a venue and year); a list item of links only (a digest's navigation) is dropped; other
+    blocks are entries of their own marked ``outside`` (the digest's own prose).
+    """
+    boxes = [
+        i
+        for i, t in enumerate(tokens[:-2])
+        if t.type == "list_item_open"
+        and tokens[i + 2].type == "inline"
+        and _CHECKBOX.match(tokens[i + 2].content)
+    ]
+    if len(boxes) < 2:
+        return None
+    items = {i: _checkbox_item(tokens, i) for i in boxes}
+    if any(paper is None for paper in items.values()):
+        return None
+    in_list = 0
+    for index, token in enumerate(tokens):
+        if token.type in ("list_item_open", "list_item_close"):
+            in_list += token.nesting
+        elif (
+            token.type == "inline"
+            and not in_list
+            and tokens[index - 1].type == "paragraph_open"
+            and len(token.content.split()) >= _PROSE_MIN_WORDS
+        ):
+            return None
+    header: Header | None = None
+    papers: list[_Paper] = []
+    in_heading, skip_until = False, -1
+    for index, token in enumerate(tokens):
+        if index <= skip_until:
+            continue
+        paper = items.get(index)
+        if paper is not None:
+            papers.append(paper)
+            skip_until = index + 4
+        elif token.type in ("heading_open", "heading_close"):
+            in_heading = token.type == "heading_open"
+        elif token.type != "inline" or token.map is None:
+            continue
+        elif in_heading:
+            if header is None and not papers:
+                header = parse_header(_inline_text(token)[0])
+        elif not _links_only(token):
+            outside = _Paper(line=token.map[0] + 1, outside=not papers)
+            _paragraph(outside, token, token.map[0] + 1)
+            _keep(papers, outside)
+    return header, papers
+
+
 def _keep(papers: list[_Paper], *done: _Paper | None) -> None:
     """Append to ``papers`` those of ``done`` that have content."""
     papers.extend(p for p in done if p is not None and p.has_content())
@@ -609,6 +760,35 @@ def _section(paper: _Paper, heading: str) -> None:
     paper.current = "abstract"
 
 
+def _opens_abstract_details(token: Token) -> bool:
+    """True when the HTML block ``token`` opens a ``<details>`` whose ``<summary>`` says
+    Abstract (the block :func:`_details_abstract` reads)."""
+    summary = _SUMMARY.search(token.content)
+    return (
+        _DETAILS_OPEN.search(token.content) is not None
+        and summary is not None
+        and _ABSTRACT_HEADING.match(" ".join(_TAG.sub(" ", summary.group(1)).split())) is not None
+    )
+
+
+def _names_above(paper: _Paper, tokens: list[Token], index: int) -> None:
+    """Make the paragraph right above ``tokens[index]`` (an abstract ``<details>`` block)
+    the authors of ``paper`` when it is a line of names (:func:`person_names`), the
+    paper's only unlabelled text so far, and the paper has no authors and no abstract
+    yet: a digest writes ``### [Title](url)``, the names, then the collapsed abstract.
+    Anything else (a sentence, a TL;DR, two lines) stays where it is."""
+    if paper.authors or paper.abstract or len(paper.body) != 1 or index < 2:
+        return
+    inline, close = tokens[index - 2], tokens[index - 1]
+    if close.type != "paragraph_close" or close.level != tokens[index].level:
+        return
+    if inline.type != "inline" or inline.map is None or paper.body[0][0] != inline.map[0] + 1:
+        return
+    names = person_names(paper.body[0][1])
+    if names is not None:
+        paper.authors, paper.body = names, []
+
+
 def _details_abstract(paper: _Paper, token: Token) -> bool:
     """Read a ``<details><summary>Abstract</summary> … </details>`` block of ``paper``
     (digests collapse the English abstract so): its text, tags removed, becomes the
@@ -617,9 +797,7 @@ def _details_abstract(paper: _Paper, token: Token) -> bool:
     then continue the abstract)."""
     content = token.content
     summary = _SUMMARY.search(content)
-    if not _DETAILS_OPEN.search(content) or summary is None or token.map is None:
-        return False
-    if not _ABSTRACT_HEADING.match(" ".join(_TAG.sub(" ", summary.group(1)).split())):
+    if summary is None or token.map is None or not _opens_abstract_details(token):
         return False
     after = content[summary.end() :]
     closing = _DETAILS_CLOSE.search(after)
