@@ -192,18 +192,53 @@ def test_bullets_of_sentences_and_to_dos_beside_abstracts_are_not_titles() -> No
     assert listing.entries[0].text.startswith("We train sparse linear probes")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an HTML <table> of titles is not read: the whole index becomes one entry under "
-    "the navigation heading, quarantined as 'a Markdown heading' (the '#' column)",
-)
 def test_an_html_table_index_gives_titles_without_abstracts() -> None:
     _, listing = _read("html_table_index_zh.md")
     assert [(e.title, e.no_abstract) for e in listing.entries] == [
+        (None, False),  # "📊 共 3 篇论文 | 🔗 1 篇有代码": the digest's own prose
         ("Fact Checking Images and Text Together with Language Models", True),
         ("Can Language Models Predict GPU Kernel Speed?", True),
         ("Open Guardrails for Tool-Using Agents", True),
     ]
+    assert listing.entries[0].outside_paper
+    # The one-line points (一句话要点) are not abstracts; relative links are no URLs.
+    assert [(e.line, e.text, e.url) for e in listing.entries[1:]] == [
+        (30, "Fact Checking Images and Text Together with Language Models", None),
+        (37, "Can Language Models Predict GPU Kernel Speed?", None),
+        (44, "Open Guardrails for Tool-Using Agents", None),
+    ]
+
+
+def test_an_html_table_of_something_else_gives_no_papers() -> None:
+    schedule = (
+        "<table>\n"
+        "<tr><th>Time</th><th>Session</th><th>Room</th></tr>\n"
+        "<tr><td>09:00</td><td>Opening remarks</td><td>Hall A</td></tr>\n"
+        "<tr><td>09:30</td><td>Invited talk on sparse models</td><td>Hall A</td></tr>\n"
+        "</table>\n"
+    )
+    assert read_markdown(schedule).entries == []
+    # Under a paper's heading it stays that paper's HTML, as before: no row is a paper.
+    under_heading = read_markdown("# Workshop day\n\n" + schedule).entries
+    assert [(e.title, e.outside_paper) for e in under_heading] == [("Workshop day", False)]
+
+
+def test_an_html_table_row_takes_its_links_and_only_the_text_of_its_title() -> None:
+    table = (
+        "<table>\n"
+        "<tr><td>Title</td><td>Authors</td></tr>\n"
+        '<tr><td><a href="https://arxiv.org/abs/2611.45001">Q&amp;A over <em>k</em>-NN'
+        " Tables &amp;lt;b&amp;gt;</a><script>alert(1)</script></td>"
+        "<td>Mara Lind, Chen Wei</td></tr>\n"
+        "</table>\n"
+    )
+    [entry] = read_markdown(table).entries
+    assert (entry.title, entry.authors, entry.url, entry.no_abstract) == (
+        "Q&A over k-NN Tables &lt;b&gt;",
+        ("Mara Lind", "Chen Wei"),
+        "https://arxiv.org/abs/2611.45001",
+        True,
+    )
 
 
 def test_a_read_time_newsletter_pairs_each_title_with_its_summary() -> None:
@@ -284,6 +319,7 @@ _READ_RIGHT = {
     "checkbox_title_list.md": 0,
     "details_abstract_digest.md": 3,
     "hash_title_fields.md": 3,
+    "html_table_index_zh.md": 0,
     "numbered_heading_fields.md": 3,
     "pandoc_accepted_titles.md": 0,
     "pipe_table_titles.md": 0,
@@ -317,6 +353,10 @@ def test_the_shapes_read_right_ingest_to_the_right_papers(
         ).fetchall()
     assert per_file == _READ_RIGHT
     title = "a title, not an abstract"
+    own_prose = (
+        "the digest's own prose outside any paper (an introduction, a notice, a section's "
+        "lead-in), not a paper's abstract"
+    )
     assert quarantined == [
         ("accepted_titles_authors.txt", 1, title),
         ("accepted_titles_authors.txt", 3, title),
@@ -327,12 +367,11 @@ def test_the_shapes_read_right_ingest_to_the_right_papers(
         ("checkbox_title_list.md", 9, "no abstract"),
         ("checkbox_title_list.md", 14, "no abstract"),
         ("checkbox_title_list.md", 16, "no abstract"),
-        (
-            "pandoc_accepted_titles.md",
-            3,
-            "the digest's own prose outside any paper (an introduction, a notice, a section's "
-            "lead-in), not a paper's abstract",
-        ),
+        ("html_table_index_zh.md", 8, own_prose),
+        ("html_table_index_zh.md", 30, "no abstract"),
+        ("html_table_index_zh.md", 37, "no abstract"),
+        ("html_table_index_zh.md", 44, "no abstract"),
+        ("pandoc_accepted_titles.md", 3, own_prose),
         ("pandoc_accepted_titles.md", 8, "no abstract"),
         ("pandoc_accepted_titles.md", 12, "no abstract"),
         ("pandoc_accepted_titles.md", 16, "no abstract"),

@@ -15,9 +15,12 @@ shape it reads is what digest generators and reading lists write::
   ``#### Abstract``, labels what follows.
 - A paper's abstract is its ``Abstract:`` field (with the lines that continue it), else
   its unlabelled paragraphs and block quotes. A paper with neither has no abstract.
-- A table whose header names a ``Title`` or ``Abstract`` column is a table of papers:
-  one paper per row (title, authors, links, abstract where there is a column), and the
-  file's headings are then sections. A ``<details>`` block whose ``<summary>`` says
+- A table whose header names a ``Title`` (``题目``, ``标题``) or ``Abstract`` column is a
+  table of papers: one paper per row (title, authors, links, abstract where there is a
+  column; other columns are dropped), and the file's headings are then sections. An HTML
+  ``<table>`` in an HTML block is read the same way (:class:`_HtmlTables`: its ``<th>``
+  row, else its first row, is the header; cells are their text, tags removed, references
+  decoded once). A ``<details>`` block whose ``<summary>`` says
   Abstract holds the abstract (hard wraps joined), and the paper's one unlabelled line
   right above it, when it is only people's names, is the authors; other tables,
   ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks and HTML are
@@ -47,6 +50,7 @@ import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 from markdown_it.common.entities import entities
@@ -121,6 +125,7 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?(?:---|\.\.\.)[ \t]*\n")
 _HREF = re.compile(r"""href=["'](https?://[^"'\s]+)["']""", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
+_HTML_TABLE = re.compile(r"<table\b", re.IGNORECASE)
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 #: A code span (a backtick run to a run of the same length), a backslash escape (both
@@ -139,6 +144,8 @@ _TABLE_FIELDS = {
     "title": "title",
     "paper": "title",
     "paper title": "title",
+    "题目": "title",
+    "标题": "title",
     "abstract": "abstract",
     "summary": "abstract",
     "authors": "authors",
@@ -229,6 +236,23 @@ def _inline_text(token: Token) -> tuple[str, list[str]]:
     return " ".join("".join(parts).split()), links
 
 
+@dataclass(frozen=True, slots=True)
+class _Cell:
+    """A table cell: its text (markup removed, one line), its http(s) links, its text as
+    written for an abstract (a pipe table's Markdown, references decoded), its line."""
+
+    text: str
+    links: tuple[str, ...]
+    written: str
+    line: int
+
+
+def _pipe_cell(token: Token) -> _Cell:
+    text, links = _inline_text(token)
+    line = (token.map[0] + 1) if token.map else 1
+    return _Cell(text, tuple(links), decode_references(token.content.strip()), line)
+
+
 def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int]:
     """The rows (lists of cell inline tokens) of the table opening at ``start``, and the
     index of its ``table_close``."""
@@ -244,33 +268,160 @@ def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int
     return rows, index
 
 
-def _record_columns(rows: list[list[Token]]) -> dict[int, str] | None:
+class _HtmlTables(HTMLParser):
+    """The tables of an HTML block as rows of :class:`_Cell` (``feed``, then ``tables``).
+
+    The header row is the first row of ``<th>`` cells, else the first row; rows above it
+    are dropped. A cell's text is its character data, references decoded once (the
+    parser's ``convert_charrefs``), white space collapsed; ``<script>`` and ``<style>``
+    contents are not text. End tags HTML lets one leave out (``</td>``, ``</tr>``) may be.
+    A table inside a cell is text of that cell. ``first_line`` is the block's first line.
+    """
+
+    #: Tags that separate words (``a<br>b`` is two words); other tags join (``<b>k</b>-NN``).
+    _BREAKS = frozenset({"br", "p", "div", "li", "ul", "ol", "hr", "table", "tr", "td", "th"})
+
+    def __init__(self, first_line: int) -> None:
+        super().__init__(convert_charrefs=True)
+        self.first_line = first_line
+        self.tables: list[list[list[_Cell]]] = []
+        self._rows: list[tuple[list[_Cell], bool]] = []  # the open table's rows, "all <th>"
+        self._depth = 0  # nesting of <table>
+        self._cell: tuple[list[str], list[str], int] | None = None  # text, links, line
+        self._heads = True  # the open row's cells are all <th>
+        self._skip = 0  # inside <script> or <style>
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag == "table":
+            self._depth += 1
+            if self._depth == 1:
+                self._rows = []
+        if self._depth != 1:
+            self._space(tag)
+            if self._cell is not None and tag == "a":
+                self._link(attrs)
+            return
+        line = self.first_line + self.getpos()[0] - 1
+        if tag == "tr":
+            self._close_row()
+            self._rows.append(([], True))
+            self._heads = True
+        elif tag in ("td", "th"):
+            self._close_cell()
+            if not self._rows:
+                self._rows.append(([], True))
+                self._heads = True
+            self._heads = self._heads and tag == "th"
+            self._cell = ([], [], line)
+        elif self._cell is not None:
+            self._space(tag)
+            if tag == "a":
+                self._link(attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag == "table" and self._depth:
+            self._depth -= 1
+            if self._depth == 0:
+                self._close_row()
+                self._finish()
+            return
+        if self._depth != 1:
+            self._space(tag)
+        elif tag in ("td", "th"):
+            self._close_cell()
+        elif tag == "tr":
+            self._close_row()
+        else:
+            self._space(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and not self._skip:
+            self._cell[0].append(data)
+
+    def close(self) -> None:
+        super().close()
+        if self._depth:  # a table the block does not close
+            self._close_row()
+            self._finish()
+            self._depth = 0
+
+    def _space(self, tag: str) -> None:
+        if self._cell is not None and tag in self._BREAKS:
+            self._cell[0].append(" ")
+
+    def _link(self, attrs: list[tuple[str, str | None]]) -> None:
+        assert self._cell is not None
+        href = (dict(attrs).get("href") or "").strip()
+        if href.startswith(("http://", "https://")):
+            self._cell[1].append(href)
+
+    def _close_cell(self) -> None:
+        if self._cell is None or not self._rows:
+            return
+        parts, links, line = self._cell
+        text = " ".join("".join(parts).split())
+        self._rows[-1][0].append(_Cell(text, tuple(links), text, line))
+        self._cell = None
+
+    def _close_row(self) -> None:
+        self._close_cell()
+        if self._rows:
+            cells, _ = self._rows[-1]
+            self._rows[-1] = (cells, self._heads and bool(cells))
+
+    def _finish(self) -> None:
+        rows = [(cells, heads) for cells, heads in self._rows if cells]
+        header = next((i for i, (_, heads) in enumerate(rows) if heads), 0)
+        self.tables.append([cells for cells, _ in rows[header:]])
+        self._rows = []
+
+
+def _html_tables(token: Token) -> list[list[list[_Cell]]]:
+    """The tables of an HTML block (:class:`_HtmlTables`); none without ``<table``."""
+    if not _HTML_TABLE.search(token.content):
+        return []
+    parser = _HtmlTables((token.map[0] + 1) if token.map else 1)
+    parser.feed(token.content)
+    parser.close()
+    return parser.tables
+
+
+def _record_columns(rows: list[list[_Cell]]) -> dict[int, str] | None:
     """Column index → field of a table whose header names a title or abstract column."""
     if len(rows) < 2:
         return None
-    names = [" ".join(_inline_text(cell)[0].lower().split()) for cell in rows[0]]
+    names = [" ".join(cell.text.lower().split()) for cell in rows[0]]
     columns = {i: _TABLE_FIELDS[n] for i, n in enumerate(names) if n in _TABLE_FIELDS}
     if not {"title", "abstract"} & set(columns.values()):
         return None
     return columns
 
 
-def _table_papers(rows: list[list[Token]], columns: dict[int, str]) -> list[_Paper]:
-    """One paper per body row of a records table (title, authors, links, abstract)."""
+def _table_papers(rows: list[list[_Cell]]) -> list[_Paper]:
+    """One paper per body row of a records table (title, authors, links, abstract), or
+    none when the table's header names no title or abstract column."""
+    columns = _record_columns(rows)
+    if columns is None:
+        return []
+    title_column = next((i for i, name in columns.items() if name == "title"), 0)
     papers = []
     for row in rows[1:]:
-        line = (row[0].map[0] + 1) if row and row[0].map else 1
+        # The title cell's line (an HTML row may put each cell on a line of its own).
+        line = row[min(title_column, len(row) - 1)].line if row else 1
         paper = _Paper(line=line)
         for i, cell in enumerate(row):
-            text, links = _inline_text(cell)
             field_name = columns.get(i)
             if field_name == "title":
-                paper.title = text or None
-            elif field_name == "abstract" and cell.content.strip():
-                paper.abstract.append((line, decode_references(cell.content.strip())))
+                paper.title = cell.text or None
+            elif field_name == "abstract" and cell.written:
+                paper.abstract.append((line, cell.written))
             elif field_name == "authors":
-                paper.authors = author_names(text)
-            paper.urls.extend(links)
+                paper.authors = author_names(cell.text)
+            paper.urls.extend(cell.links)
         if paper.has_content():
             papers.append(paper)
     return papers
@@ -379,13 +530,19 @@ class _Walk:
         self.details_abstract = False  # inside a <details> block whose summary says "Abstract"
         self.in_heading: int | None = None
         self.by_paragraph = self.level is None and not any(t.type == "hr" for t in tokens)
+        #: Index of a table's token (``table_open``, or the HTML block holding tables of
+        #: papers) → its papers.
         self.tables: dict[int, list[_Paper]] = {}
         for index, token in enumerate(tokens):
             if token.type == "table_open":
                 rows, _ = _table_rows(tokens, index)
-                columns = _record_columns(rows)
-                if columns is not None:
-                    self.tables[index] = _table_papers(rows, columns)
+                cells = [[_pipe_cell(cell) for cell in row] for row in rows]
+                if _record_columns(cells) is not None:
+                    self.tables[index] = _table_papers(cells)
+            elif token.type == "html_block":
+                tables = [t for t in _html_tables(token) if _record_columns(t) is not None]
+                if tables:
+                    self.tables[index] = [p for t in tables for p in _table_papers(t)]
         if self.tables:  # a table of papers: headings are sections, prose is the digest's own
             self.level, self.by_paragraph = 0, False
 
@@ -403,6 +560,10 @@ class _Walk:
                 self.close()
                 self.papers.extend(self.tables.get(index, []))
                 skip_until = _table_rows(self.tokens, index)[1]
+            elif token.type == "html_block" and index in self.tables:
+                self.close()
+                self.papers.extend(self.tables[index])
+                self._count_details(token)
             elif token.type == "html_block":
                 self._html(token, index)
             elif self.details:
@@ -432,6 +593,9 @@ class _Walk:
                 _names_above(self.paper, self.tokens, index)
             self.details_abstract = _details_abstract(self.paper, token)
             _keep_block(self.paper, token, markup=True)
+        self._count_details(token)
+
+    def _count_details(self, token: Token) -> None:
         self.details += len(_DETAILS_OPEN.findall(token.content))
         self.details = max(0, self.details - len(_DETAILS_CLOSE.findall(token.content)))
 
