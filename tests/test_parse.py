@@ -75,6 +75,22 @@ def test_english_header() -> None:
     assert texts(listing) == [A, B]
 
 
+@pytest.mark.parametrize(
+    ("line", "venue", "label"),
+    [
+        ("cs.AI（2026-11-20）", "cs.AI", ""),
+        ("ICML (2026)", "ICML", ""),
+        ("ACL [2026] accepted", "ACL", "accepted"),
+        ("arXiv 2026/11/20 digest", "arXiv", "digest"),
+        ("ICLR 2026 (accepted papers)", "ICLR", "(accepted papers)"),
+    ],
+)
+def test_a_year_in_brackets_or_a_date_leaves_them_out_of_venue_and_label(
+    line: str, venue: str, label: str
+) -> None:
+    assert parse_header(line) == Header(line, venue, 2026, label)
+
+
 def test_missing_header_first_paragraph_is_an_entry() -> None:
     listing = parse_listing(f"{A}\n\n{B}\n")
     assert listing.header is None

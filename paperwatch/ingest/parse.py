@@ -37,6 +37,11 @@ _WRITTEN_DATE = re.compile(
     rf"(?<!\w)(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\s+{_DAY}|{_DAY}\s+{_MONTH})\s*,?\s*\Z",
     re.IGNORECASE,
 )
+#: Brackets a header may write its year in: ``ICML (2026)``, ``cs.AI（2026-11-20）``.
+_OPENING_BRACKETS = "([{（【「『"
+_CLOSING_BRACKETS = ")]}）】」』"
+#: The month and day after the year of an ISO date (``2026-11-20``, ``2026/11/20``).
+_DATE_REST = re.compile(r"\A[-/.]\d{1,2}[-/.]\d{1,2}\b")
 _HEADER_MAX_CHARS = 100
 _HEADER_MAX_WORDS = 12
 _VENUE_WORDS = re.compile(r"^[A-Z][\w&.\-]*(?: [A-Z][\w&.\-]*){0,3}$")
@@ -192,12 +197,13 @@ def parse_header(line: str) -> Header | None:
     date = _WRITTEN_DATE.search(venue)
     if date is not None:
         venue = venue[: date.start()]
-    venue = venue.strip(" -–—:,'’#")
+    venue = venue.strip(" -–—:,'’#" + _OPENING_BRACKETS)
     if not venue:
         return None
-    return Header(
-        text=text, venue=venue, year=int(match.group("year")), label=match.group("label").strip()
-    )
+    # The rest of an ISO date (2026-11-20) and the bracket closing ``(2026)`` are no label.
+    label = _DATE_REST.sub("", match.group("label"), count=1)
+    label = label.lstrip(" " + _CLOSING_BRACKETS).strip()
+    return Header(text=text, venue=venue, year=int(match.group("year")), label=label)
 
 
 def parse_listing(text: str) -> Listing:
