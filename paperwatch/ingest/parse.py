@@ -7,6 +7,12 @@ UTF-8 byte-order mark, CRLF/CR line endings, trailing spaces, several blank or
 whitespace-only lines between entries, and hard-wrapped paragraphs (their lines
 are joined with one space). Form feeds, vertical tabs, NEL and the Unicode line
 and paragraph separators count as line breaks too.
+
+Two kinds of paragraph name the paragraph after them rather than being abstracts: a
+newsletter's ``Title (4 minute read)``, and the block arXiv's listing pages
+(``arxiv.org/list/…/new``, copied as text) write above each abstract, ``[1]
+arXiv:2611.47001 [pdf, html, other]`` then ``Title:``, ``Authors:``, ``Comments:`` and
+``Subjects:`` lines (:func:`_arxiv_block`).
 """
 
 from __future__ import annotations
@@ -251,16 +257,33 @@ def parse_listing(text: str) -> Listing:
             first_start, first_lines = paragraphs[0]
             paragraphs[0] = (first_start + 1, first_lines[1:])
 
-    entries = [
-        Entry(
-            position=i,
-            line=start,
-            text=" ".join(chunk),
-            line_breaks=_line_breaks(chunk),
-            title=title,
+    entries = []
+    for i, (start, chunk, title) in enumerate(_read_time_titles(paragraphs), start=1):
+        if isinstance(title, _ArxivBlock):
+            block = title
+            entries.append(
+                Entry(
+                    position=i,
+                    line=start,
+                    text=" ".join(chunk) if chunk else block.title,
+                    line_breaks=_line_breaks(chunk) if chunk else (),
+                    title=block.title,
+                    authors=block.authors,
+                    url=f"https://arxiv.org/abs/{block.arxiv_id}",
+                    external_id=f"arXiv:{block.arxiv_id}",
+                    no_abstract=not chunk,
+                )
+            )
+            continue
+        entries.append(
+            Entry(
+                position=i,
+                line=start,
+                text=" ".join(chunk),
+                line_breaks=_line_breaks(chunk),
+                title=title,
+            )
         )
-        for i, (start, chunk, title) in enumerate(_read_time_titles(paragraphs), start=1)
-    ]
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
     return Listing(header=header, entries=entries, line_count=line_count)
 
@@ -290,20 +313,83 @@ def _read_time_title(lines: list[str]) -> str | None:
     return title if 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
 
 
+@dataclass(frozen=True, slots=True)
+class _ArxivBlock:
+    """The fields of an arXiv listing page's block above an abstract."""
+
+    arxiv_id: str
+    title: str
+    authors: tuple[str, ...]
+
+
+#: The first line of an arXiv listing page's block: ``[3] arXiv:2611.47001 [pdf, other]``,
+#: ``[9] arXiv:2611.47003 (cross-list from cs.LG) [pdf, html, other]``.
+_ARXIV_BLOCK_FIRST = re.compile(
+    r"\A\[\d{1,5}\]\s+arXiv:(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?"
+    r"(?:\s+\([^()]{1,60}\))?(?:\s+\[[^\]]{1,60}\])?\Z"
+)
+#: The labels of the block's lines; a line without one continues the field above it.
+_ARXIV_FIELD = re.compile(
+    r"\A(Title|Authors|Comments|Subjects|Journal-ref|DOI|Report-no|MSC-class|ACM-class):\s*(.*)\Z"
+)
+_ARXIV_AUTHORS_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _arxiv_block(lines: list[str]) -> _ArxivBlock | None:
+    """The fields of ``lines`` when the paragraph is the block an arXiv listing page
+    writes above an abstract: a first line ``[n] arXiv:ID [links]``, then labelled lines
+    (:data:`_ARXIV_FIELD`) of which one is a non-empty ``Title:``; else None.
+
+    A line without a label continues the field above it, except the first such line
+    after ``Title:`` when it is a list of names (:func:`person_names`): the authors, as
+    the pages since 2024 write them, without an ``Authors:`` label. Authors are split on
+    commas and "and"; the arXiv id is kept without its version."""
+    first = _ARXIV_BLOCK_FIRST.match(lines[0])
+    if first is None or len(lines) < 2:
+        return None
+    fields: dict[str, str] = {}
+    label = None
+    for line in lines[1:]:
+        found = _ARXIV_FIELD.match(line)
+        if found is not None:
+            label = found.group(1)
+            fields[label] = found.group(2).strip()
+        elif label == "Title" and "Authors" not in fields and person_names(line) is not None:
+            label, fields["Authors"] = "Authors", line
+        elif label is None:
+            return None
+        else:
+            fields[label] = f"{fields[label]} {line}".strip()
+    title = fields.get("Title")
+    if not title:
+        return None
+    names = _ARXIV_AUTHORS_SPLIT.split(fields.get("Authors", ""))
+    return _ArxivBlock(first.group(1), title, tuple(n for n in names if n))
+
+
 def _read_time_titles(
     paragraphs: list[tuple[int, list[str]]],
-) -> list[tuple[int, list[str], str | None]]:
+) -> list[tuple[int, list[str], str | _ArxivBlock | None]]:
     """``paragraphs`` (first line, lines) as entries (first line, lines, title).
 
     A paragraph that is a read-time title (:func:`_read_time_title`: a newsletter's
     ``Title (4 minute read)``) followed by a paragraph that is not one is the title of
-    that paragraph: one entry, at the title's line. Every other paragraph is an entry
-    of its own without a title (a title with no summary after it too).
+    that paragraph: one entry, at the title's line. An arXiv listing page's block
+    (:func:`_arxiv_block`) followed by a paragraph that is not one is that paragraph's
+    :class:`_ArxivBlock`, one entry at the block's line; a block with no abstract after
+    it (a replacement) is an entry with no lines. Every other paragraph is an entry of
+    its own without a title (a title with no summary after it too).
     """
-    out: list[tuple[int, list[str], str | None]] = []
+    out: list[tuple[int, list[str], str | _ArxivBlock | None]] = []
     i = 0
     while i < len(paragraphs):
         start, lines = paragraphs[i]
+        block = _arxiv_block(lines)
+        if block is not None:
+            follows = i + 1 < len(paragraphs) and _arxiv_block(paragraphs[i + 1][1]) is None
+            out.append((start, paragraphs[i + 1][1] if follows else [], block))
+            i += 2 if follows else 1
+            continue
         title = _read_time_title(lines)
         if (
             title is not None

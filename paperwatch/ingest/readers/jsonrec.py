@@ -5,13 +5,17 @@ The syntax is the standard library's ``json``; this module maps a record's field
 - abstract: ``abstract``, ``summary``, ``paper_abstract``, ``abstract_text``, ``abs``;
 - title: ``title``, ``paper_title``; authors: ``authors``, ``author``, ``authors_list``,
   ``paper_authors`` (names, objects with ``name``, or one string of names);
-- URL: ``url``, ``link``, ``pdf_url``, ``abs_url``, ``paper_url``, ``pdf``;
-- external id: ``arxiv_id``/``arxiv``/``eprint``, ``doi``, an OpenReview note's ``forum``
-  or ``id``, else what the URL names (:func:`paperwatch.ingest.readers.records.external_id`);
+- URL: ``url``, ``URL`` (CSL-JSON, as Zotero exports), ``link``, ``pdf_url``, ``abs_url``,
+  ``paper_url``, ``pdf``;
+- external id: ``arxiv_id``/``arxiv``/``eprint``, ``doi``, Semantic Scholar's
+  ``externalIds`` (``ArXiv``, ``DOI``), an OpenReview note's ``forum`` or ``id``, else
+  what the URL names (:func:`paperwatch.ingest.readers.records.external_id`);
 - venue and year (the listing's header) when every record names the same.
 
 OpenReview's API v2 wraps each field as ``{"value": …}`` under ``content``: both are
-unwrapped. A JSON file is an array of records, an object holding arrays of them
+unwrapped. Hugging Face's daily papers hold the paper under ``paper`` (``{"title": …,
+"paper": {"id": …, "summary": …, "authors": […]}}``): a field the record lacks is read
+there, and its ``id`` is the record's. A JSON file is an array of records, an object holding arrays of them
 (``papers``, ``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``), a map
 of records (``{topic: {id: record}}``: objects keyed by anything but a record field whose
 values are all records, arrays of records or such maps, at most :data:`MAX_MAP_DEPTH`
@@ -43,7 +47,7 @@ from paperwatch.ingest.readers.records import (
 _ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs")
 _TITLE_KEYS = ("title", "paper_title")
 _AUTHOR_KEYS = ("authors", "author", "authors_list", "paper_authors")
-_URL_KEYS = ("url", "link", "abs_url", "paper_url", "html_url", "pdf_url", "pdf")
+_URL_KEYS = ("url", "URL", "link", "abs_url", "paper_url", "html_url", "pdf_url", "pdf")
 _ARXIV_KEYS = ("arxiv_id", "arxiv", "eprint", "arxivId")
 _DOI_KEYS = ("doi", "DOI")
 _VENUE_KEYS = ("venue", "conference", "booktitle")
@@ -62,6 +66,8 @@ _RECORD_KEYS = frozenset(
         *_VENUE_KEYS,
         "year",
         "content",
+        "paper",
+        "externalIds",
         "id",
         "forum",
         "invitation",
@@ -380,10 +386,20 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
+#: Objects a record holds its fields in, read after the record's own: OpenReview's
+#: ``content``, Hugging Face daily papers' ``paper``.
+_FIELD_HOLDERS = ("content", "paper")
+
+
+def _held(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objects of :data:`_FIELD_HOLDERS` that ``record`` holds, in that order."""
+    return [held for key in _FIELD_HOLDERS if isinstance(held := record.get(key), dict)]
+
+
 def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    held = record.get("content")
-    content: dict[str, Any] = held if isinstance(held, dict) else {}
-    for source in (record, content):
+    """The first non-empty value of ``keys`` in ``record``, else in the objects it holds
+    (:func:`_held`), unwrapped (:func:`_unwrap`); None when there is none."""
+    for source in (record, *_held(record)):
         for key in keys:
             if key in source:
                 value = _unwrap(source[key])
@@ -403,9 +419,13 @@ def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str
     if url is None and forum:
         url = f"https://openreview.net/forum?id={forum}"
     plain_id = one_line(record.get("id"))
+    if plain_id is None and isinstance(record.get("paper"), dict):
+        plain_id = one_line(record["paper"].get("id"))  # Hugging Face: the arXiv id
+    held_ids = record.get("externalIds")  # Semantic Scholar: {"ArXiv": …, "DOI": …}
+    ids: dict[str, Any] = held_ids if isinstance(held_ids, dict) else {}
     ext = external_id(
-        arxiv=one_line(_field(record, _ARXIV_KEYS)),
-        doi_value=one_line(_field(record, _DOI_KEYS)),
+        arxiv=one_line(_field(record, _ARXIV_KEYS) or ids.get("ArXiv")),
+        doi_value=one_line(_field(record, _DOI_KEYS) or ids.get("DOI")),
         openreview=str(forum) if forum else None,
         urls=[url, plain_id],
     )
