@@ -18,7 +18,7 @@ shape it reads is what digest generators and reading lists write::
 - A table whose header names a ``Title`` (``题目``, ``标题``) or ``Abstract`` column is a
   table of papers: one paper per row (title, authors, links, abstract where there is a
   column; other columns are dropped), and the file's headings are then sections. An HTML
-  ``<table>`` in an HTML block is read the same way (:class:`_HtmlTables`: its ``<th>``
+  ``<table>`` in an HTML block is read the same way (:class:`~paperwatch.ingest.readers.markdown_tables.HtmlTables`: its ``<th>``
   row, else its first row, is the header; cells are their text, tags removed, references
   decoded once). A ``<details>`` block whose ``<summary>`` says
   Abstract holds the abstract (hard wraps joined), and the paper's one unlabelled line
@@ -49,12 +49,9 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
-from html.parser import HTMLParser
+from dataclasses import replace
 
 from markdown_it import MarkdownIt
-from markdown_it.common.entities import entities
-from markdown_it.common.utils import isValidEntityCode
 from markdown_it.token import Token
 
 from paperwatch.ingest.parse import (
@@ -64,6 +61,20 @@ from paperwatch.ingest.parse import (
     decode_listing,
     parse_header,
     person_names,
+)
+from paperwatch.ingest.readers.markdown_blocks import (
+    TAG,
+    Paper,
+    decode_references,
+    html_text,
+    inline_text,
+)
+from paperwatch.ingest.readers.markdown_tables import (
+    html_tables,
+    pipe_cell,
+    record_columns,
+    table_papers,
+    table_rows,
 )
 from paperwatch.ingest.readers.records import (
     arxiv_id,
@@ -124,60 +135,8 @@ _ORIGINAL = re.compile(r"原文|original|english", re.IGNORECASE)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?(?:---|\.\.\.)[ \t]*\n")
 _HREF = re.compile(r"""href=["'](https?://[^"'\s]+)["']""", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
-_HTML_TABLE = re.compile(r"<table\b", re.IGNORECASE)
 
 _PARSER = MarkdownIt("commonmark").enable("table")
-#: A code span (a backtick run to a run of the same length), a backslash escape (both
-#: keep the references in them), or a character reference (markdown-it's entity rule).
-_REFERENCE = re.compile(
-    r"(?P<code>(?<!`)(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`))"
-    r"|(?P<escape>\\[!-/:-@\[-`{-~])"
-    r"|&(?:#(?P<number>x[0-9a-f]{1,6}|[0-9]{1,7})|(?P<name>[a-z][a-z0-9]{1,31}));",
-    re.IGNORECASE | re.DOTALL,
-)
-#: Characters that break a line (``str.splitlines``): a reference to one is a space, so a
-#: decoded text has the lines of its source.
-_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
-#: Column names of a table whose rows are papers (``| Date | Title | Authors | PDF |``).
-_TABLE_FIELDS = {
-    "title": "title",
-    "paper": "title",
-    "paper title": "title",
-    "题目": "title",
-    "标题": "title",
-    "abstract": "abstract",
-    "summary": "abstract",
-    "authors": "authors",
-    "author": "authors",
-    "pdf": "url",
-    "link": "url",
-    "url": "url",
-    "arxiv": "url",
-    "paper link": "url",
-}
-
-
-@dataclass(slots=True)
-class _Paper:
-    line: int
-    title: str | None = None
-    listed_number: int | None = None
-    urls: list[str] = field(default_factory=list)
-    authors: tuple[str, ...] = ()
-    arxiv: str | None = None
-    doi: str | None = None
-    abstract: list[tuple[int, str]] = field(default_factory=list)
-    body: list[tuple[int, str]] = field(default_factory=list)
-    current: str | None = None  # the field an unlabelled line continues
-    #: Text of HTML blocks and code blocks under the paper (tags stripped): its text only
-    #: when it has no other (an abstract in a ``<div>`` or a fence is not lost).
-    blocks: list[tuple[int, str]] = field(default_factory=list)
-    original_abstract: bool = False  # the abstract came from a section marked original
-    outside: bool = False  # a block of prose outside any paper (before the first, …)
-
-    def has_content(self) -> bool:
-        return bool(self.title or self.abstract or self.body or self.urls or self.authors)
 
 
 def read(data: bytes, name: str) -> Listing:
@@ -187,244 +146,6 @@ def read(data: bytes, name: str) -> Listing:
         paperwatch.ingest.parse.ListingDecodeError: not UTF-8.
     """
     return read_text(decode_listing(data, name), name)
-
-
-def decode_references(text: str) -> str:
-    """``text`` (Markdown source) with its character references decoded as CommonMark
-    decodes them: named ones of the HTML5 list (``&amp;``, ``&eacute;``), decimal and hex
-    ones (``&#39;``, ``&#x2014;``; an invalid code point is U+FFFD). A reference in a code
-    span or behind a backslash, and a name HTML does not define, stay as written; one
-    that stands for a line break is a space. Markup is not otherwise touched.
-    """
-    if "&" not in text:
-        return text
-
-    def decode(match: re.Match[str]) -> str:
-        number, name = match.group("number"), match.group("name")
-        if number is not None:
-            code = int(number[1:], 16) if number[0] in "xX" else int(number)
-            char = chr(code) if isValidEntityCode(code) else "\ufffd"
-        elif name in entities:
-            char = entities[name]
-        else:  # a code span, an escape, or a name that is no reference: as written
-            return match.group(0)
-        return " " if char in _LINE_BREAKS else char
-
-    return _REFERENCE.sub(decode, text)
-
-
-def _html_text(text: str) -> str:
-    """The text of an HTML fragment's line: tags removed, then its references decoded
-    (HTML's rules: :func:`html.unescape`), white space collapsed. A decoded ``<`` is
-    text; the tags were removed before."""
-    return " ".join(html.unescape(_TAG.sub(" ", text)).split())
-
-
-def _inline_text(token: Token) -> tuple[str, list[str]]:
-    """The text of an inline token (emphasis and link markup dropped) and its links."""
-    parts: list[str] = []
-    links: list[str] = []
-    for child in token.children or []:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif child.type == "link_open":
-            href = str(child.attrs.get("href") or "")
-            if href.startswith(("http://", "https://")):
-                links.append(href)
-    return " ".join("".join(parts).split()), links
-
-
-@dataclass(frozen=True, slots=True)
-class _Cell:
-    """A table cell: its text (markup removed, one line), its http(s) links, its text as
-    written for an abstract (a pipe table's Markdown, references decoded), its line."""
-
-    text: str
-    links: tuple[str, ...]
-    written: str
-    line: int
-
-
-def _pipe_cell(token: Token) -> _Cell:
-    text, links = _inline_text(token)
-    line = (token.map[0] + 1) if token.map else 1
-    return _Cell(text, tuple(links), decode_references(token.content.strip()), line)
-
-
-def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int]:
-    """The rows (lists of cell inline tokens) of the table opening at ``start``, and the
-    index of its ``table_close``."""
-    rows: list[list[Token]] = []
-    index = start
-    while index < len(tokens) and tokens[index].type != "table_close":
-        token = tokens[index]
-        if token.type == "tr_open":
-            rows.append([])
-        elif token.type == "inline" and rows:
-            rows[-1].append(token)
-        index += 1
-    return rows, index
-
-
-class _HtmlTables(HTMLParser):
-    """The tables of an HTML block as rows of :class:`_Cell` (``feed``, then ``tables``).
-
-    The header row is the first row of ``<th>`` cells, else the first row; rows above it
-    are dropped. A cell's text is its character data, references decoded once (the
-    parser's ``convert_charrefs``), white space collapsed; ``<script>`` and ``<style>``
-    contents are not text. End tags HTML lets one leave out (``</td>``, ``</tr>``) may be.
-    A table inside a cell is text of that cell. ``first_line`` is the block's first line.
-    """
-
-    #: Tags that separate words (``a<br>b`` is two words); other tags join (``<b>k</b>-NN``).
-    _BREAKS = frozenset({"br", "p", "div", "li", "ul", "ol", "hr", "table", "tr", "td", "th"})
-
-    def __init__(self, first_line: int) -> None:
-        super().__init__(convert_charrefs=True)
-        self.first_line = first_line
-        self.tables: list[list[list[_Cell]]] = []
-        self._rows: list[tuple[list[_Cell], bool]] = []  # the open table's rows, "all <th>"
-        self._depth = 0  # nesting of <table>
-        self._cell: tuple[list[str], list[str], int] | None = None  # text, links, line
-        self._heads = True  # the open row's cells are all <th>
-        self._skip = 0  # inside <script> or <style>
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style"):
-            self._skip += 1
-        elif tag == "table":
-            self._depth += 1
-            if self._depth == 1:
-                self._rows = []
-        if self._depth != 1:
-            self._space(tag)
-            if self._cell is not None and tag == "a":
-                self._link(attrs)
-            return
-        line = self.first_line + self.getpos()[0] - 1
-        if tag == "tr":
-            self._close_row()
-            self._rows.append(([], True))
-            self._heads = True
-        elif tag in ("td", "th"):
-            self._close_cell()
-            if not self._rows:
-                self._rows.append(([], True))
-                self._heads = True
-            self._heads = self._heads and tag == "th"
-            self._cell = ([], [], line)
-        elif self._cell is not None:
-            self._space(tag)
-            if tag == "a":
-                self._link(attrs)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style"):
-            self._skip = max(0, self._skip - 1)
-        elif tag == "table" and self._depth:
-            self._depth -= 1
-            if self._depth == 0:
-                self._close_row()
-                self._finish()
-            return
-        if self._depth != 1:
-            self._space(tag)
-        elif tag in ("td", "th"):
-            self._close_cell()
-        elif tag == "tr":
-            self._close_row()
-        else:
-            self._space(tag)
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None and not self._skip:
-            self._cell[0].append(data)
-
-    def close(self) -> None:
-        super().close()
-        if self._depth:  # a table the block does not close
-            self._close_row()
-            self._finish()
-            self._depth = 0
-
-    def _space(self, tag: str) -> None:
-        if self._cell is not None and tag in self._BREAKS:
-            self._cell[0].append(" ")
-
-    def _link(self, attrs: list[tuple[str, str | None]]) -> None:
-        assert self._cell is not None
-        href = (dict(attrs).get("href") or "").strip()
-        if href.startswith(("http://", "https://")):
-            self._cell[1].append(href)
-
-    def _close_cell(self) -> None:
-        if self._cell is None or not self._rows:
-            return
-        parts, links, line = self._cell
-        text = " ".join("".join(parts).split())
-        self._rows[-1][0].append(_Cell(text, tuple(links), text, line))
-        self._cell = None
-
-    def _close_row(self) -> None:
-        self._close_cell()
-        if self._rows:
-            cells, _ = self._rows[-1]
-            self._rows[-1] = (cells, self._heads and bool(cells))
-
-    def _finish(self) -> None:
-        rows = [(cells, heads) for cells, heads in self._rows if cells]
-        header = next((i for i, (_, heads) in enumerate(rows) if heads), 0)
-        self.tables.append([cells for cells, _ in rows[header:]])
-        self._rows = []
-
-
-def _html_tables(token: Token) -> list[list[list[_Cell]]]:
-    """The tables of an HTML block (:class:`_HtmlTables`); none without ``<table``."""
-    if not _HTML_TABLE.search(token.content):
-        return []
-    parser = _HtmlTables((token.map[0] + 1) if token.map else 1)
-    parser.feed(token.content)
-    parser.close()
-    return parser.tables
-
-
-def _record_columns(rows: list[list[_Cell]]) -> dict[int, str] | None:
-    """Column index → field of a table whose header names a title or abstract column."""
-    if len(rows) < 2:
-        return None
-    names = [" ".join(cell.text.lower().split()) for cell in rows[0]]
-    columns = {i: _TABLE_FIELDS[n] for i, n in enumerate(names) if n in _TABLE_FIELDS}
-    if not {"title", "abstract"} & set(columns.values()):
-        return None
-    return columns
-
-
-def _table_papers(rows: list[list[_Cell]]) -> list[_Paper]:
-    """One paper per body row of a records table (title, authors, links, abstract), or
-    none when the table's header names no title or abstract column."""
-    columns = _record_columns(rows)
-    if columns is None:
-        return []
-    title_column = next((i for i, name in columns.items() if name == "title"), 0)
-    papers = []
-    for row in rows[1:]:
-        # The title cell's line (an HTML row may put each cell on a line of its own).
-        line = row[min(title_column, len(row) - 1)].line if row else 1
-        paper = _Paper(line=line)
-        for i, cell in enumerate(row):
-            field_name = columns.get(i)
-            if field_name == "title":
-                paper.title = cell.text or None
-            elif field_name == "abstract" and cell.written:
-                paper.abstract.append((line, cell.written))
-            elif field_name == "authors":
-                paper.authors = author_names(cell.text)
-            paper.urls.extend(cell.links)
-        if paper.has_content():
-            papers.append(paper)
-    return papers
 
 
 def _papers_level(tokens: list[Token]) -> int | None:
@@ -504,12 +225,12 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     return Listing(header=header, entries=entries, line_count=line_count, format="markdown")
 
 
-def _keep_block(paper: _Paper, token: Token, markup: bool) -> None:
-    """Keep the lines of a block ``token`` as the paper's :attr:`_Paper.blocks`: an HTML
+def _keep_block(paper: Paper, token: Token, markup: bool) -> None:
+    """Keep the lines of a block ``token`` as the paper's :attr:`Paper.blocks`: an HTML
     block's text (``markup``: tags removed, references decoded), a code block's as
     written."""
     first = (token.map[0] + 1) if token.map else paper.line
-    content = _TAG.sub(" ", token.content) if markup else token.content  # tags may span lines
+    content = TAG.sub(" ", token.content) if markup else token.content  # tags may span lines
     for offset, line in enumerate(content.split("\n")):
         text = " ".join((html.unescape(line) if markup else line).split())
         if text:
@@ -524,25 +245,25 @@ class _Walk:
         self.tokens = tokens
         self.level = _papers_level(tokens)
         self.header: Header | None = None
-        self.papers: list[_Paper] = []
-        self.paper: _Paper | None = None
+        self.papers: list[Paper] = []
+        self.paper: Paper | None = None
         self.details = 0
         self.details_abstract = False  # inside a <details> block whose summary says "Abstract"
         self.in_heading: int | None = None
         self.by_paragraph = self.level is None and not any(t.type == "hr" for t in tokens)
         #: Index of a table's token (``table_open``, or the HTML block holding tables of
         #: papers) → its papers.
-        self.tables: dict[int, list[_Paper]] = {}
+        self.tables: dict[int, list[Paper]] = {}
         for index, token in enumerate(tokens):
             if token.type == "table_open":
-                rows, _ = _table_rows(tokens, index)
-                cells = [[_pipe_cell(cell) for cell in row] for row in rows]
-                if _record_columns(cells) is not None:
-                    self.tables[index] = _table_papers(cells)
+                rows, _ = table_rows(tokens, index)
+                cells = [[pipe_cell(cell) for cell in row] for row in rows]
+                if record_columns(cells) is not None:
+                    self.tables[index] = table_papers(cells)
             elif token.type == "html_block":
-                tables = [t for t in _html_tables(token) if _record_columns(t) is not None]
+                tables = [t for t in html_tables(token) if record_columns(t) is not None]
                 if tables:
-                    self.tables[index] = [p for t in tables for p in _table_papers(t)]
+                    self.tables[index] = [p for t in tables for p in table_papers(t)]
         if self.tables:  # a table of papers: headings are sections, prose is the digest's own
             self.level, self.by_paragraph = 0, False
 
@@ -551,7 +272,7 @@ class _Walk:
             self.papers.append(self.paper)
         self.paper = None
 
-    def run(self) -> tuple[Header | None, list[_Paper]]:
+    def run(self) -> tuple[Header | None, list[Paper]]:
         skip_until = -1
         for index, token in enumerate(self.tokens):
             if index <= skip_until:
@@ -559,7 +280,7 @@ class _Walk:
             if token.type == "table_open":
                 self.close()
                 self.papers.extend(self.tables.get(index, []))
-                skip_until = _table_rows(self.tokens, index)[1]
+                skip_until = table_rows(self.tokens, index)[1]
             elif token.type == "html_block" and index in self.tables:
                 self.close()
                 self.papers.extend(self.tables[index])
@@ -608,7 +329,7 @@ class _Walk:
 
     def _heading(self, token: Token, depth: int) -> None:
         assert token.map is not None
-        heading, links = _inline_text(token)
+        heading, links = inline_text(token)
         level = self.level
         if level is not None and (depth < level or level == 0):
             self.close()
@@ -620,7 +341,7 @@ class _Walk:
                 _section(self.paper, heading)
             return
         self.close()
-        paper = self.paper = _Paper(line=token.map[0] + 1)
+        paper = self.paper = Paper(line=token.map[0] + 1)
         number = _TITLE_NUMBER.match(heading)
         if number:
             paper.listed_number = int(next(g for g in number.groups() if g))
@@ -633,13 +354,13 @@ class _Walk:
         first_line = token.map[0] + 1
         if self.paper is None and self.level is not None:
             # Prose outside any paper (before the first): an entry per block, not dropped.
-            outside = _Paper(line=first_line, outside=True)
+            outside = Paper(line=first_line, outside=True)
             _paragraph(outside, token, first_line)
             _keep(self.papers, outside)
             return
         if self.paper is None or self.by_paragraph:
             self.close()
-            self.paper = _Paper(line=first_line)
+            self.paper = Paper(line=first_line)
         _paragraph(self.paper, token, first_line)
         if self.by_paragraph:
             self.close()
@@ -679,7 +400,7 @@ def _bold_title(token: Token) -> tuple[str, str] | None:
     return title, rest
 
 
-def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] | None:
+def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]] | None:
     """The papers of a digest that gives one paper per bold-title block, or None.
 
     Such digests (weekly lists, reading-list READMEs) write each paper as a list item or
@@ -695,10 +416,10 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
     if not _title_blocks_dominate(tokens):
         return None
     header: Header | None = None
-    papers: list[_Paper] = []
-    paper: _Paper | None = None
+    papers: list[Paper] = []
+    paper: Paper | None = None
     item_level: int | None = None  # the list_item level of a list-item paper
-    loose: _Paper | None = None
+    loose: Paper | None = None
     in_heading = False
 
     for index, token in enumerate(tokens):
@@ -719,7 +440,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
         line = token.map[0] + 1
         if in_heading:
             if header is None and not papers and paper is None and loose is None:
-                header = parse_header(_inline_text(token)[0])
+                header = parse_header(inline_text(token)[0])
             continue
         found = _bold_title(token) if item_level is None else None
         if found is not None:
@@ -730,7 +451,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper
         if paper is not None:
             _paragraph(paper, token, line)
         else:  # before the first paper (the digest's prose), or interjected: an entry
-            loose = loose or _Paper(line=line, outside=not papers)
+            loose = loose or Paper(line=line, outside=not papers)
             _paragraph(loose, token, line)
     _keep(papers, paper, loose)
     return header, papers
@@ -759,7 +480,7 @@ def _line_texts(token: Token) -> list[tuple[str, list[str]]]:
     return [(" ".join("".join(parts).split()), links) for parts, links in lines]
 
 
-def _checkbox_item(tokens: list[Token], index: int) -> _Paper | None:
+def _checkbox_item(tokens: list[Token], index: int) -> Paper | None:
     """The title-only paper of the task-list item opening at ``tokens[index]``, or None.
 
     The item must be one paragraph of one or two lines: ``[ ] Title`` (2 to 30 words, not
@@ -786,7 +507,7 @@ def _checkbox_item(tokens: list[Token], index: int) -> _Paper | None:
         or _LABEL.match(title)
     ):
         return None
-    paper = _Paper(line=inline.map[0] + 1, title=title, urls=list(lines[0][1]))
+    paper = Paper(line=inline.map[0] + 1, title=title, urls=list(lines[0][1]))
     if len(lines) == 2:
         names = person_names(lines[1][0])
         if names is None:
@@ -815,7 +536,7 @@ def _links_only(token: Token) -> bool:
     return links > 0
 
 
-def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] | None:
+def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]] | None:
     """The papers of a digest that is a task list of titles, or None.
 
     Such a digest writes each paper as ``- [ ] Title`` (or ``- [x] Title``) with its
@@ -851,7 +572,7 @@ def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] 
         ):
             return None
     header: Header | None = None
-    papers: list[_Paper] = []
+    papers: list[Paper] = []
     in_heading, skip_until = False, -1
     for index, token in enumerate(tokens):
         if index <= skip_until:
@@ -866,15 +587,15 @@ def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[_Paper]] 
             continue
         elif in_heading:
             if header is None and not papers:
-                header = parse_header(_inline_text(token)[0])
+                header = parse_header(inline_text(token)[0])
         elif not _links_only(token):
-            outside = _Paper(line=token.map[0] + 1, outside=not papers)
+            outside = Paper(line=token.map[0] + 1, outside=not papers)
             _paragraph(outside, token, token.map[0] + 1)
             _keep(papers, outside)
     return header, papers
 
 
-def _keep(papers: list[_Paper], *done: _Paper | None) -> None:
+def _keep(papers: list[Paper], *done: Paper | None) -> None:
     """Append to ``papers`` those of ``done`` that have content."""
     papers.extend(p for p in done if p is not None and p.has_content())
 
@@ -894,12 +615,12 @@ def _title_blocks_dominate(tokens: list[Token]) -> bool:
 
 def _title_paper(
     tokens: list[Token], index: int, found: tuple[str, str], line: int
-) -> tuple[_Paper, int | None]:
+) -> tuple[Paper, int | None]:
     """The paper a bold-title block starts at ``tokens[index]`` (``found``: its title and the
     rest of the line), and the list-item level it ends with (None: a paragraph paper)."""
     title, rest = found
-    paper = _Paper(line=line, title=title)
-    paper.urls.extend(_inline_text(tokens[index])[1])
+    paper = Paper(line=line, title=title)
+    paper.urls.extend(inline_text(tokens[index])[1])
     bare = first_url(rest)
     if bare:
         paper.urls.append(bare)
@@ -908,7 +629,7 @@ def _title_paper(
     return paper, item_level
 
 
-def _section(paper: _Paper, heading: str) -> None:
+def _section(paper: Paper, heading: str) -> None:
     """A heading inside a paper: an abstract section (the original wins over a
     translation: a later one marked original replaces the abstract), or another section
     whose text is not the abstract."""
@@ -931,11 +652,11 @@ def _opens_abstract_details(token: Token) -> bool:
     return (
         _DETAILS_OPEN.search(token.content) is not None
         and summary is not None
-        and _ABSTRACT_HEADING.match(" ".join(_TAG.sub(" ", summary.group(1)).split())) is not None
+        and _ABSTRACT_HEADING.match(" ".join(TAG.sub(" ", summary.group(1)).split())) is not None
     )
 
 
-def _names_above(paper: _Paper, tokens: list[Token], index: int) -> None:
+def _names_above(paper: Paper, tokens: list[Token], index: int) -> None:
     """Make the paragraph right above ``tokens[index]`` (an abstract ``<details>`` block)
     the authors of ``paper`` when it is a line of names (:func:`person_names`), the
     paper's only unlabelled text so far, and the paper has no authors and no abstract
@@ -953,7 +674,7 @@ def _names_above(paper: _Paper, tokens: list[Token], index: int) -> None:
         paper.authors, paper.body = names, []
 
 
-def _details_abstract(paper: _Paper, token: Token) -> bool:
+def _details_abstract(paper: Paper, token: Token) -> bool:
     """Read a ``<details><summary>Abstract</summary> … </details>`` block of ``paper``
     (digests collapse the English abstract so): its text, tags removed, becomes the
     abstract, over any unlabelled text (a TL;DR or motivation line). True when the block
@@ -967,7 +688,7 @@ def _details_abstract(paper: _Paper, token: Token) -> bool:
     closing = _DETAILS_CLOSE.search(after)
     first = token.map[0] + 1 + content[: summary.end()].count("\n")
     lines = [
-        (first + offset, _html_text(line))
+        (first + offset, html_text(line))
         for offset, line in enumerate((after[: closing.start()] if closing else after).split("\n"))
     ]
     paper.abstract = [(number, line) for number, line in lines if line]
@@ -983,9 +704,9 @@ def _inside_table_or_code(tokens: list[Token], index: int) -> bool:
     return previous is not None and previous.type in ("th_open", "td_open")
 
 
-def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
+def _paragraph(paper: Paper, token: Token, first_line: int) -> None:
     """File the lines of one paragraph (or block quote, or list item) of a paper."""
-    _, links = _inline_text(token)
+    _, links = inline_text(token)
     unlabelled_links = True
     if paper.current not in ("abstract", "body", "section"):
         paper.current = None  # a new block: a labelled field does not run on into it
@@ -1009,7 +730,7 @@ def _paragraph(paper: _Paper, token: Token, first_line: int) -> None:
     paper.urls.extend(links)
 
 
-def _labelled_field(paper: _Paper, kind: str, value: str, number: int) -> None:
+def _labelled_field(paper: Paper, kind: str, value: str, number: int) -> None:
     """File the value of a labelled line (``Authors: …``) of line ``number`` as ``kind``."""
     if kind == "abstract":
         if value:
@@ -1032,7 +753,7 @@ def _strip_emphasis(value: str) -> str:
     return " ".join(value.replace("**", "").replace("__", "").strip("*_ ").split())
 
 
-def _entry(position: int, paper: _Paper) -> Entry:
+def _entry(position: int, paper: Paper) -> Entry:
     written = paper.abstract or paper.body or paper.blocks
     url = paper.urls[0] if paper.urls else None
     ext = external_id(arxiv=paper.arxiv, doi_value=paper.doi, urls=paper.urls)
@@ -1048,3 +769,6 @@ def _entry(position: int, paper: _Paper) -> Entry:
         abstract_lines=[line for _, line in written] if written else None,
     )
     return replace(entry, outside_paper=True) if paper.outside else entry
+
+
+__all__ = ["decode_references", "read", "read_text"]

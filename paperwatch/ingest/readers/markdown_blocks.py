@@ -1,0 +1,103 @@
+"""What the rules of the Markdown reader (:mod:`paperwatch.ingest.readers.markdown`) share:
+the paper being read (:class:`Paper`), the text of inline tokens and HTML lines, and
+CommonMark's decoding of character references."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+from markdown_it.common.entities import entities
+from markdown_it.common.utils import isValidEntityCode
+from markdown_it.token import Token
+
+#: A code span (a backtick run to a run of the same length), a backslash escape (both
+#: keep the references in them), or a character reference (markdown-it's entity rule).
+REFERENCE = re.compile(
+    r"(?P<code>(?<!`)(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<escape>\\[!-/:-@\[-`{-~])"
+    r"|&(?:#(?P<number>x[0-9a-f]{1,6}|[0-9]{1,7})|(?P<name>[a-z][a-z0-9]{1,31}));",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+#: Characters that break a line (``str.splitlines``): a reference to one is a space, so a
+#: decoded text has the lines of its source.
+LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+#: An HTML tag.
+TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(slots=True)
+class Paper:
+    """A paper as the Markdown reader collects it: its first line (1-based), the fields
+    read so far, and the ``(line, text)`` pieces of its abstract and of its other text."""
+
+    line: int
+    title: str | None = None
+    listed_number: int | None = None
+    urls: list[str] = field(default_factory=list)
+    authors: tuple[str, ...] = ()
+    arxiv: str | None = None
+    doi: str | None = None
+    abstract: list[tuple[int, str]] = field(default_factory=list)
+    body: list[tuple[int, str]] = field(default_factory=list)
+    current: str | None = None  # the field an unlabelled line continues
+    #: Text of HTML blocks and code blocks under the paper (tags stripped): its text only
+    #: when it has no other (an abstract in a ``<div>`` or a fence is not lost).
+    blocks: list[tuple[int, str]] = field(default_factory=list)
+    original_abstract: bool = False  # the abstract came from a section marked original
+    outside: bool = False  # a block of prose outside any paper (before the first, …)
+
+    def has_content(self) -> bool:
+        return bool(self.title or self.abstract or self.body or self.urls or self.authors)
+
+
+def decode_references(text: str) -> str:
+    """``text`` (Markdown source) with its character references decoded as CommonMark
+    decodes them: named ones of the HTML5 list (``&amp;``, ``&eacute;``), decimal and hex
+    ones (``&#39;``, ``&#x2014;``; an invalid code point is U+FFFD). A reference in a code
+    span or behind a backslash, and a name HTML does not define, stay as written; one
+    that stands for a line break is a space. Markup is not otherwise touched.
+    """
+    if "&" not in text:
+        return text
+
+    def decode(match: re.Match[str]) -> str:
+        number, name = match.group("number"), match.group("name")
+        if number is not None:
+            code = int(number[1:], 16) if number[0] in "xX" else int(number)
+            char = chr(code) if isValidEntityCode(code) else "\ufffd"
+        elif name in entities:
+            char = entities[name]
+        else:  # a code span, an escape, or a name that is no reference: as written
+            return match.group(0)
+        return " " if char in LINE_BREAKS else char
+
+    return REFERENCE.sub(decode, text)
+
+
+def html_text(text: str) -> str:
+    """The text of an HTML fragment's line: tags removed, then its references decoded
+    (HTML's rules: :func:`html.unescape`), white space collapsed. A decoded ``<`` is
+    text; the tags were removed before."""
+    return " ".join(html.unescape(TAG.sub(" ", text)).split())
+
+
+def inline_text(token: Token) -> tuple[str, list[str]]:
+    """The text of an inline token (emphasis and link markup dropped) and its links."""
+    parts: list[str] = []
+    links: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "link_open":
+            href = str(child.attrs.get("href") or "")
+            if href.startswith(("http://", "https://")):
+                links.append(href)
+    return " ".join("".join(parts).split()), links
