@@ -339,14 +339,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Listing files larger than this are quarantined unread.",
     )
-    formats: dict[str, Literal["text", "lines", "markdown", "json", "jsonl", "bibtex", "feed"]] = (
-        Field(
-            default_factory=dict,
-            description="Pin the format of files by folder or glob, relative to watch_dir "
-            '(``{"digests" = "markdown", "exports/*.txt" = "jsonl"}``); the longest matching '
-            "pattern wins; files no pattern matches are judged by extension, then content "
-            "(docs/formats.md).",
-        )
+    formats: dict[
+        str, Literal["text", "lines", "markdown", "json", "jsonl", "yaml", "bibtex", "feed"]
+    ] = Field(
+        default_factory=dict,
+        description="Pin the format of files by folder or glob, relative to watch_dir "
+        '(``{"digests" = "markdown", "exports/*.txt" = "jsonl"}``); the longest matching '
+        "pattern wins; files no pattern matches are judged by extension, then content "
+        "(docs/formats.md).",
     )
 
     dedup: DedupSettings = Field(default_factory=DedupSettings)

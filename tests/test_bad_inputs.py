@@ -236,7 +236,7 @@ def test_passed_over_paths_are_mentioned_once(
         (
             "notes.pdf",
             "not a listing file (.atom, .bib, .json, .jsonl, .markdown, .md, .ndjson, .rss, "
-            ".txt, .xml)",
+            ".txt, .xml, .yaml, .yml)",
         ),
         ("x.txt", "a folder, not a listing file"),
     ]

@@ -197,6 +197,13 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         "'2026-11-23 10:00:00+00', '2026-W48')"
     )
     con.execute("insert into paper_occurrences values (1, 1, 3, 'p1', 'a', 'r1')")
+    # Before 0011: a quarantine without the entries' record fields.
+    con.execute(_without_columns(db.read_sql("tables", "quarantine"), ("record_fields",)))
+    con.execute(
+        "insert into quarantine (kind, path, position, line, raw_text, reasons, expectations, "
+        "quarantined_at, week, run_id) values ('entry', 'a.txt', 1, 3, 'T', ['no abstract'], "
+        "['papers.x'], '2026-11-23 10:00:00+00', '2026-W48', 'r1')"
+    )
     con.execute("insert into paper_minhash values ('p1', 's', [1, 2], '2026-11-23 10:00:00+00')")
     con.execute("insert into paper_terms_extracted values ('p1', 1, 0, '2026-11-23 10:00:00+00')")
     con.execute(
@@ -251,6 +258,11 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
             (8,),
             (9,),
             (10,),
+            (11,),
+        ]
+        # 0011: entries quarantined before kept their text only.
+        assert con.execute("select raw_text, record_fields from quarantine").fetchall() == [
+            ("T", None)
         ]
         # 0005: files recorded before other formats were read were read as text.
         assert con.execute("select format, format_reason from listing_files").fetchall() == [
@@ -271,7 +283,7 @@ def test_migrations_upgrade_a_database_in_place(database: Path) -> None:
         ).fetchall() == [("a", "a", "a")]
         assert con.execute("select raw_text from paper_occurrences").fetchall() == [("a",)]
     with db.writer(database) as con:  # applied once
-        assert con.execute("select count(*) from schema_migrations").fetchone() == (10,)
+        assert con.execute("select count(*) from schema_migrations").fetchone() == (11,)
 
 
 def test_memory_limit_grows_with_cores_from_one_gigabyte(database: Path) -> None:

@@ -452,13 +452,6 @@ def test_an_arxiv_block_with_an_authors_label_and_one_without_a_title() -> None:
     assert entries[0].text.startswith("We trace the loss spikes")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="YAML is not a listing format: ingestion passes over a .yml file ('not a listing "
-    "file'), and read by content (as here, or saved as .txt) each `- title:` item is one "
-    "plain-text paragraph without a title, loaded as a paper whose abstract starts "
-    "'- title: Sparse Gradients … id: 12 authors: … abstract: > Federated …'",
-)
 def test_a_jekyll_papers_data_file_gives_titles_authors_and_abstracts() -> None:
     _, listing = _read("jekyll_data_papers.yml")
     assert [(e.title, e.authors) for e in listing.entries] == [
@@ -467,6 +460,21 @@ def test_a_jekyll_papers_data_file_gives_titles_authors_and_abstracts() -> None:
     ]
     assert listing.entries[0].text.startswith("Federated training of speech models")
     assert listing.entries[1].text.endswith("and hurts on dense social graphs.")
+    assert [e.line for e in listing.entries] == [1, 10]
+
+
+def test_a_yaml_alias_or_syntax_error_is_refused_with_its_line() -> None:
+    from paperwatch.ingest.readers import ReaderError
+    from paperwatch.ingest.readers.yamlrec import read_text
+
+    laughs = "- &a {title: One, abstract: x}\n- *a\n"
+    with pytest.raises(ReaderError, match=r"line 2: an alias \(\*name\) repeats a node"):
+        read_text(laughs)
+    with pytest.raises(ReaderError, match="line 3"):
+        read_text("- title: One\n  abstract: fine\n - title: Two\n")
+    with pytest.raises(ReaderError, match=r"line 1: a YAML str, not a record"):
+        read_text("- just a string\n")
+    assert read_text("").entries == []
 
 
 #: The files paperwatch reads right today, with the papers each gives.
@@ -479,6 +487,7 @@ _READ_RIGHT = {
     "hash_title_fields.md": 3,
     "hf_daily_papers.json": 2,
     "html_table_index_zh.md": 0,
+    "jekyll_data_papers.yml": 2,
     "numbered_heading_fields.md": 3,
     "pandoc_accepted_titles.md": 0,
     "pipe_table_titles.md": 0,
@@ -546,4 +555,17 @@ def test_the_shapes_read_right_ingest_to_the_right_papers(
         ("pipe_table_titles.md", 8, "no abstract"),
         ("pipe_table_titles.md", 9, "no abstract"),
     ]
-    assert (summary.new_papers, summary.exact_duplicates) == (18, 0)
+    assert (summary.new_papers, summary.exact_duplicates) == (20, 0)
+    # A quarantined title-only record keeps its authors beside its text.
+    with db.reader(database) as con:
+        kept = con.execute(
+            "select q.raw_text, q.record_fields from quarantine q join listing_files f "
+            "using (file_id) where f.name = 'checkbox_title_list.md' and q.line = 7"
+        ).fetchall()
+    assert kept == [
+        (
+            "Auditing Privacy in a Single Training Run",
+            '{"title": "Auditing Privacy in a Single Training Run", '
+            '"authors": ["Ada Stone", "Bo Quinn", "Cy Marsh"]}',
+        )
+    ]

@@ -21,6 +21,7 @@ A failure part-way through a file rolls its transaction back: no half-loaded fil
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -605,6 +606,7 @@ def _quarantine_entries(
             "position": bad["position"],
             "line": bad["line"],
             "raw_text": bad["abstract_raw"],
+            "record_fields": record_fields(bad),
             "reasons": [failure_reasons(entries, i, failures[i]) for i in failed_index],
             "expectations": [
                 [f"{r.suite}.{r.expectation}" for r in failures[i]] for i in failed_index
@@ -615,6 +617,19 @@ def _quarantine_entries(
         }
     )
     w.insert_frame("quarantine", quarantined)
+
+
+def record_fields(entries: pl.DataFrame) -> list[str | None]:
+    """Per row of ``entries`` (an :func:`~paperwatch.ingest.frames.entries_frame`): its
+    ``title``, ``authors``, ``url`` and ``external_id`` that are set, as a JSON object
+    (UTF-8 text, keys in that order), or None when none is: what the quarantine keeps
+    beside the entry's text (``quarantine.record_fields``)."""
+    names = ("title", "authors", "url", "external_id")
+    out: list[str | None] = []
+    for row in entries.select(names).iter_rows():
+        fields = {name: value for name, value in zip(names, row, strict=True) if value}
+        out.append(json.dumps(fields, ensure_ascii=False) if fields else None)
+    return out
 
 
 def _first_occurrences(

@@ -23,7 +23,7 @@ create table if not exists listing_files (
     reason varchar,                        -- why quarantined, or what it duplicates
     internal_error boolean not null default false, -- quarantined because preparing it failed
     paperwatch_version varchar,            -- the paperwatch that recorded the row (null: before 0004)
-    format varchar,                        -- the reader: text, lines, markdown, json, jsonl, bibtex, feed
+    format varchar,                        -- the reader: text, lines, markdown, json, jsonl, yaml, bibtex, feed
     format_reason varchar,                 -- why: by extension, by content, pinned, or ambiguous
     first_seen timestamptz not null,       -- the run's clock when first seen
     first_seen_week varchar not null,      -- ISO week of first_seen in the configured time zone

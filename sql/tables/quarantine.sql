@@ -9,6 +9,7 @@ create table if not exists quarantine (
     line integer,                          -- 1-based line of the entry or of the fault
     raw_text varchar,                      -- the entry, or the decodable part of a file
     raw_bytes blob,                        -- a whole file's bytes when it is not text
+    record_fields varchar,                 -- an entry's title, authors, url, external_id (JSON)
     reasons varchar[] not null,            -- plain-language reasons, one per failed check
     expectations varchar[] not null,       -- the failed expectations (suite.expectation)
     quarantined_at timestamptz not null,   -- the run's clock

@@ -25,7 +25,7 @@ from types import ModuleType
 from paperwatch.ingest.parse import Listing, ListingDecodeError, decode_listing
 
 #: Formats paperwatch reads, by the name settings and ``listing_files.format`` use.
-FORMATS = ("text", "lines", "markdown", "json", "jsonl", "bibtex", "feed")
+FORMATS = ("text", "lines", "markdown", "json", "jsonl", "yaml", "bibtex", "feed")
 #: Plain-language names, for messages.
 FORMAT_NAMES = {
     "text": "a plain-text listing (one abstract per paragraph)",
@@ -33,6 +33,7 @@ FORMAT_NAMES = {
     "markdown": "a Markdown digest",
     "json": "JSON",
     "jsonl": "JSON Lines",
+    "yaml": "YAML records",
     "bibtex": "BibTeX",
     "feed": "an Atom or RSS feed",
 }
@@ -44,6 +45,8 @@ EXTENSIONS: dict[str, str | None] = {
     ".json": "json",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".yml": "yaml",
+    ".yaml": "yaml",
     ".bib": "bibtex",
     ".xml": "feed",
     ".atom": "feed",
@@ -209,7 +212,7 @@ def reader(fmt: str) -> ModuleType:
     Raises:
         KeyError: ``fmt`` is not a format paperwatch reads.
     """
-    from paperwatch.ingest.readers import bibtex, feed, jsonrec, lines, markdown, text
+    from paperwatch.ingest.readers import bibtex, feed, jsonrec, lines, markdown, text, yamlrec
 
     modules: dict[str, ModuleType] = {
         "text": text,
@@ -217,6 +220,7 @@ def reader(fmt: str) -> ModuleType:
         "markdown": markdown,
         "json": jsonrec,
         "jsonl": jsonrec,
+        "yaml": yamlrec,
         "bibtex": bibtex,
         "feed": feed,
     }

@@ -51,7 +51,8 @@ _URL_KEYS = ("url", "URL", "link", "abs_url", "paper_url", "html_url", "pdf_url"
 _ARXIV_KEYS = ("arxiv_id", "arxiv", "eprint", "arxivId")
 _DOI_KEYS = ("doi", "DOI")
 _VENUE_KEYS = ("venue", "conference", "booktitle")
-_LIST_KEYS = ("papers", "notes", "entries", "records", "items", "results", "data")
+#: Keys under which a file's object holds its list of records (JSON and YAML).
+LIST_KEYS = ("papers", "notes", "entries", "records", "items", "results", "data")
 #: The keys :func:`_entry` reads: an object holding any of them is a record, never a map
 #: of records (:func:`_is_map`), even when every value is an object (OpenReview's
 #: ``{"title": {"value": …}, …}``).
@@ -205,6 +206,26 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
         except ValueError as exc:  # an integer of more than 4,300 digits
             raise _number_too_long(fmt, text, 1, exc) from None
         records = _records_with_lines(text, value)
+    return records_listing(fmt, text, records, bad_lines, note)
+
+
+def records_listing(
+    fmt: str,
+    text: str,
+    records: list[tuple[int, Any]],
+    bad_lines: dict[int, str] | None = None,
+    note: str | None = None,
+) -> Listing:
+    """The :class:`Listing` of ``records`` (``(1-based line, parsed value)``, in file
+    order) read from ``text`` as ``fmt`` (``json``, ``jsonl`` or ``yaml``): one entry per
+    record, its fields mapped as this module says; the header is the venue and year every
+    record names, if they all name the same. ``bad_lines`` (by line) are entries of their
+    own text, quarantined; ``note`` becomes ``Listing.format_note``.
+
+    Raises:
+        ReaderError: a value is not a record (a mapping), with its line.
+    """
+    bad_lines = bad_lines or {}
     entries: list[Entry] = []
     venues: set[str] = set()
     for number, record in records:
@@ -220,8 +241,9 @@ def read_text(text: str, name: str = "<text>", lines: bool = False) -> Listing:
             )
             continue
         if not isinstance(record, dict):
+            kind = "YAML" if fmt == "yaml" else "JSON"
             raise ReaderError(
-                fmt, number, f"a JSON {type(record).__name__}, not a record (an object)"
+                fmt, number, f"a {kind} {type(record).__name__}, not a record (an object)"
             )
         entry, venue = _entry(len(entries) + 1, number, record)
         entries.append(entry)
@@ -287,7 +309,7 @@ def _object_records(
     """The records of the object ``value`` that starts at offset ``start`` of ``text``,
     ``depth`` maps deep, in file order:
 
-    1. an object holding arrays under :data:`_LIST_KEYS` (``{"venue": …, "papers": […]}``):
+    1. an object holding arrays under :data:`LIST_KEYS` (``{"venue": …, "papers": […]}``):
        the items of every such array of objects (else of the first array, whose items
        are then refused as not records);
     2. a map of records (:func:`_is_map`: ``{topic: {id: record}}``), fewer than
@@ -295,18 +317,18 @@ def _object_records(
        (an array's items are records);
     3. else the object itself, one record.
     """
-    holds = any(isinstance(value.get(key), list) for key in _LIST_KEYS)
+    holds = any(isinstance(value.get(key), list) for key in LIST_KEYS)
     if not holds and not (depth < MAX_MAP_DEPTH and _is_map(value.items())):
         return [(index.line(start), value)]
     members = _members(text, start)
     records: list[tuple[int, Any]] = []
     if holds:
-        lists = [m for m in members if m[0] in _LIST_KEYS and isinstance(m[2], list)]
+        lists = [m for m in members if m[0] in LIST_KEYS and isinstance(m[2], list)]
         # Every array of records (objects) the object holds, none left out; else the
-        # first array by the order of _LIST_KEYS, whose items are then refused.
+        # first array by the order of LIST_KEYS, whose items are then refused.
         of_records = [m for m in lists if all(isinstance(item, dict) for item in m[2])]
         if not of_records:
-            of_records = [min(lists, key=lambda m: _LIST_KEYS.index(m[0]))]
+            of_records = [min(lists, key=lambda m: LIST_KEYS.index(m[0]))]
         for _, offset, items in of_records:
             records.extend(_array_lines(text, items, offset, index))
         return sorted(records, key=lambda record: record[0])  # in the file's order
