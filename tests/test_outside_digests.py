@@ -569,3 +569,38 @@ def test_the_shapes_read_right_ingest_to_the_right_papers(
             '"authors": ["Ada Stone", "Bo Quinn", "Cy Marsh"]}',
         )
     ]
+
+
+def test_a_task_list_keeps_its_titles_when_one_item_is_a_note() -> None:
+    listing = read_markdown(
+        "# NeurIPS 2026 reading list\n\n"
+        "- [ ] Sparse Routing For Vision Transformers\n"
+        "- [ ] Self-Supervised Depth From Video\n"
+        "- [ ] Ask Maria about the code.\n"
+    )
+    assert [(e.line, e.title, e.text, e.no_abstract) for e in listing.entries] == [
+        (
+            3,
+            "Sparse Routing For Vision Transformers",
+            "Sparse Routing For Vision Transformers",
+            True,
+        ),
+        (4, "Self-Supervised Depth From Video", "Self-Supervised Depth From Video", True),
+        (5, None, "[ ] Ask Maria about the code.", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Deep Learning For Graphs",
+        "Computer Vision and Pattern Recognition",
+        "Spotlight Poster",
+        "Ada Lovelace¹, Alan Turing²",
+    ],
+)
+def test_a_title_case_phrase_or_footnoted_names_are_not_authors(line: str) -> None:
+    from paperwatch.ingest.parse import person_names
+
+    assert person_names(line) is None
+    assert person_names("Rose Young, Karl Weber") == ("Rose Young", "Karl Weber")

@@ -190,3 +190,20 @@ def test_a_read_time_title_is_the_title_of_the_next_paragraph() -> None:
         (18, None, "Last (1 minute read)", ()),
     ]
     assert [e.position for e in listing.entries] == list(range(1, 8))
+
+
+def test_a_short_abstract_ending_in_a_read_time_is_no_title() -> None:
+    sentence = "We compare six tokenizers on code. Most are slower than expected (5 min read)"
+    long_title = " ".join(["Word"] * 21) + " (4 minute read)"
+    summary = "A summary of the story in one paragraph of plain words."
+    for first in (sentence, long_title):
+        listing = parse_listing(f"{first}\n\n{summary}\n")
+        assert [(e.title, e.text) for e in listing.entries] == [(None, first), (None, summary)]
+
+
+def test_a_first_headline_naming_a_year_is_no_header() -> None:
+    listing = parse_listing("Reasoning Models Of 2026 Compared (8 minute read)\n\nA summary.\n")
+    assert listing.header is None
+    assert [(e.line, e.title) for e in listing.entries] == [
+        (1, "Reasoning Models Of 2026 Compared")
+    ]

@@ -244,7 +244,9 @@ def parse_listing(text: str) -> Listing:
         paragraphs.append((start, current))
 
     header: Header | None = None
-    if paragraphs and len(paragraphs[0][1]) == 1:
+    if paragraphs and _read_time_title(paragraphs[0][1]) is not None:
+        pass  # a newsletter's first headline, its year not a venue's (no header)
+    elif paragraphs and len(paragraphs[0][1]) == 1:
         header = parse_header(paragraphs[0][1][0])
         if header is not None:
             paragraphs = paragraphs[1:]
@@ -291,8 +293,10 @@ def parse_listing(text: str) -> Listing:
 #: A newsletter's read-time marker ending a title: ``(4 minute read)``, ``(12 min read)``.
 _READ_TIME = re.compile(r"\s*\(\d{1,3}\s+min(?:ute)?s?\s+read\)\Z", re.IGNORECASE)
 #: A paragraph ending with a read-time marker is a title when it has at most this many
-#: words before the marker.
-_TITLE_MAX_WORDS = 30
+#: words before the marker and does not hold a sentence's end (``. `` inside it): a
+#: newsletter's headlines run to about 15 words, a short abstract that happens to end
+#: with "(5 min read)" to 25 and more.
+_TITLE_MAX_WORDS = 20
 
 
 def _read_time_title(lines: list[str]) -> str | None:
@@ -310,7 +314,9 @@ def _read_time_title(lines: list[str]) -> str | None:
     if marker is None:
         return None
     title = text[: marker.start()].strip()
-    return title if 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
+    if ". " in title or not 0 < len(title.split()) <= _TITLE_MAX_WORDS:
+        return None
+    return title
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,6 +433,15 @@ _NAME_PARTICLES = frozenset(
 _NAMES_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*)?|\s·\s|;|\s&\s|\sand\s)\s*")
 _NAME_MIN_WORDS, _NAME_MAX_WORDS = 2, 4
 _NAMES_MAX = 100
+#: Capitalised function words: in a title (``Mixture Of Experts``), never in a name.
+_TITLE_WORDS = frozenset(
+    {"A", "An", "The", "For", "Of", "In", "On", "With", "To", "From", "Via", "At", "By"}
+    | {"Is", "Are", "Do", "Does", "When", "Why", "How", "What", "Towards", "Beyond", "Into"}
+)
+#: A name all of whose words are English words at least this frequent (Zipf scale,
+#: wordfreq: 3.5 is about 3 per million words) is a phrase (``Graph Neural Networks``,
+#: ``Spotlight Poster``), not a person; ``Grace Hopper`` keeps ``hopper`` (3.5-).
+_COMMON_WORD_ZIPF = 3.5
 
 
 def person_names(line: str) -> tuple[str, ...] | None:
@@ -434,9 +449,13 @@ def person_names(line: str) -> tuple[str, ...] | None:
 
     The line must be only names separated by commas, `` · ``, semicolons, "and" or "&"
     (at most 100 names): each name 2 to 4 words, each word capitalised or an initial
-    (``J.``), lower-case particles (``van``, ``de``) only between them; no digits and no
-    other punctuation, so a sentence, a title with a colon or an affiliation in
-    parentheses is not names. A single name (``Pedro Alves``) is a list of one.
+    (``J.``), lower-case particles (``van``, ``de``) only between them; letters only (no
+    digits, footnote marks or other punctuation), so a sentence, a title with a colon or
+    an affiliation in parentheses is not names; no capitalised function word (``Of``,
+    ``For``); and a line without a comma, semicolon or `` · `` is no names when every name
+    in it is common English words only (:func:`_common_words_only`), so a Title-Case
+    phrase is not names either (``Computer Vision and Pattern Recognition``, ``Spotlight
+    Poster``; ``Rose Young`` alone is missed, ``Rose Young, Karl Weber`` is not). A single name (``Pedro Alves``) is a list of one.
     """
     text = " ".join(line.split())
     if not text or len(text) > 4000:
@@ -449,9 +468,28 @@ def person_names(line: str) -> tuple[str, ...] | None:
         if not _NAME_MIN_WORDS <= len(words) <= _NAME_MAX_WORDS:
             return None
         for position, word in enumerate(words):
-            if not _NAME_WORD.fullmatch(word):
+            if not _NAME_WORD.fullmatch(word) or word in _TITLE_WORDS:
+                return None
+            if not all(c.isalpha() for c in word if c not in "'’-."):  # ¹, ², †
                 return None
             inner = 0 < position < len(words) - 1
             if not word[0].isupper() and not (inner and word in _NAME_PARTICLES):
                 return None
+    listed = any(mark in text for mark in ",;·")  # a phrase is not written so
+    if not listed and all(_common_words_only(name.split(" ")) for name in names):
+        return None
     return tuple(names)
+
+
+def _common_words_only(words: list[str]) -> bool:
+    """Whether every word is a dictionary word of English (pyspellchecker) at least
+    :data:`_COMMON_WORD_ZIPF` frequent (wordfreq): a phrase, not a person's name."""
+    from wordfreq import zipf_frequency
+
+    from paperwatch.ingest.clean import _known_words
+
+    checker = _known_words()
+    return all(
+        (lower := word.lower()) in checker and zipf_frequency(lower, "en") >= _COMMON_WORD_ZIPF
+        for word in words
+    )

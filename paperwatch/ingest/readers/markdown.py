@@ -541,12 +541,14 @@ def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]] |
 
     Such a digest writes each paper as ``- [ ] Title`` (or ``- [x] Title``) with its
     authors on the next line, under section headings. The shape holds when at least two
-    list items start with a box, every such item is a title (:func:`_checkbox_item`), and
-    no paragraph outside a list has 15 or more words (an abstract under a heading: then
-    the headings are the papers, and a box is a reader's to-do). Each item is one paper
-    without an abstract; headings are sections (one before the first paper is the header
-    when it names a venue and year); a list item of links only (a digest's navigation) is dropped; other
-    blocks are entries of their own marked ``outside`` (the digest's own prose).
+    list items start with a box and are titles (:func:`_checkbox_item`), at least as many
+    as the boxed items that are not, and no paragraph outside a list has 15 or more words
+    (an abstract under a heading: then the headings are the papers, and a box is a
+    reader's to-do). Each title item is one paper without an abstract; headings are
+    sections (one before the first paper is the header when it names a venue and year); a
+    list item of links only (a digest's navigation) is dropped; other blocks, a boxed item
+    that is no title among them, are entries of their own (marked ``outside`` before the
+    first paper: the digest's own prose), judged as abstracts are.
     """
     boxes = [
         i
@@ -558,7 +560,8 @@ def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]] |
     if len(boxes) < 2:
         return None
     items = {i: _checkbox_item(tokens, i) for i in boxes}
-    if any(paper is None for paper in items.values()):
+    titles = sum(paper is not None for paper in items.values())
+    if titles < 2 or titles < len(items) - titles:
         return None
     in_list = 0
     for index, token in enumerate(tokens):
