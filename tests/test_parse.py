@@ -207,3 +207,11 @@ def test_a_first_headline_naming_a_year_is_no_header() -> None:
     assert [(e.line, e.title) for e in listing.entries] == [
         (1, "Reasoning Models Of 2026 Compared")
     ]
+
+
+def test_a_sponsor_headline_marks_its_advertisement_as_no_paper() -> None:
+    ad = "Acme stores billions of embeddings and serves them fast for search and ranking."
+    listing = parse_listing(f"Try Acme Vector DB free for 30 days (Sponsor)\n\n{ad}\n")
+    assert [(e.line, e.title, e.text, e.outside_paper) for e in listing.entries] == [
+        (1, "Try Acme Vector DB free for 30 days", ad, True)
+    ]

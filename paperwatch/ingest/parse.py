@@ -283,7 +283,9 @@ def parse_listing(text: str) -> Listing:
                 line=start,
                 text=" ".join(chunk),
                 line_breaks=_line_breaks(chunk),
-                title=title,
+                title=title.title if isinstance(title, _Sponsored) else title,
+                # An advertisement is the newsletter's own notice, not a paper.
+                outside_paper=isinstance(title, _Sponsored),
             )
         )
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
@@ -373,9 +375,33 @@ def _arxiv_block(lines: list[str]) -> _ArxivBlock | None:
     return _ArxivBlock(first.group(1), title, tuple(n for n in names if n))
 
 
+#: A newsletter's sponsor headline: ``Try Acme free for 30 days (Sponsor)``.
+_SPONSOR = re.compile(r"\s*\((?:sponsor|sponsored)\)\Z", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sponsored:
+    """The headline of a sponsor's message: the paragraph after it is an advertisement."""
+
+    title: str
+
+
+def _sponsor_title(lines: list[str]) -> _Sponsored | None:
+    """The headline of a paragraph ending ``(Sponsor)`` with 1 to :data:`_TITLE_MAX_WORDS`
+    words before it, else None."""
+    if not lines[-1].endswith(")"):
+        return None
+    text = " ".join(lines)
+    marker = _SPONSOR.search(text, max(0, text.rfind("(")))
+    if marker is None:
+        return None
+    title = text[: marker.start()].strip()
+    return _Sponsored(title) if 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
+
+
 def _read_time_titles(
     paragraphs: list[tuple[int, list[str]]],
-) -> list[tuple[int, list[str], str | _ArxivBlock | None]]:
+) -> list[tuple[int, list[str], str | _ArxivBlock | _Sponsored | None]]:
     """``paragraphs`` (first line, lines) as entries (first line, lines, title).
 
     A paragraph that is a read-time title (:func:`_read_time_title`: a newsletter's
@@ -383,10 +409,13 @@ def _read_time_titles(
     that paragraph: one entry, at the title's line. An arXiv listing page's block
     (:func:`_arxiv_block`) followed by a paragraph that is not one is that paragraph's
     :class:`_ArxivBlock`, one entry at the block's line; a block with no abstract after
-    it (a replacement) is an entry with no lines. Every other paragraph is an entry of
-    its own without a title (a title with no summary after it too).
+    it (a replacement) is an entry with no lines. A sponsor's headline
+    (:func:`_sponsor_title`) followed by a paragraph that is no title is that
+    advertisement's :class:`_Sponsored`, one entry at the headline's line. Every other
+    paragraph is an entry of its own without a title (a title with no summary after it
+    too).
     """
-    out: list[tuple[int, list[str], str | _ArxivBlock | None]] = []
+    out: list[tuple[int, list[str], str | _ArxivBlock | _Sponsored | None]] = []
     i = 0
     while i < len(paragraphs):
         start, lines = paragraphs[i]
@@ -396,11 +425,12 @@ def _read_time_titles(
             out.append((start, paragraphs[i + 1][1] if follows else [], block))
             i += 2 if follows else 1
             continue
-        title = _read_time_title(lines)
+        title: str | _Sponsored | None = _read_time_title(lines) or _sponsor_title(lines)
         if (
             title is not None
             and i + 1 < len(paragraphs)
             and _read_time_title(paragraphs[i + 1][1]) is None
+            and _sponsor_title(paragraphs[i + 1][1]) is None
         ):
             out.append((start, paragraphs[i + 1][1], title))
             i += 2
