@@ -186,10 +186,15 @@ def test_bullets_of_sentences_and_to_dos_beside_abstracts_are_not_titles() -> No
         "- [x] Try the released code on our model\n"
     )
     listing = read_markdown(to_dos)
-    assert [(e.title, e.no_abstract) for e in listing.entries] == [
-        ("Sparse Probes for Language Model Features", False)
+    # The to-dos are the reader's own notes: entries of their own (quarantined as the
+    # digest's prose), not titles and not lines of the abstract.
+    assert [(e.line, e.title, e.text, e.outside_paper) for e in listing.entries] == [
+        (1, "Sparse Probes for Language Model Features", listing.entries[0].text, False),
+        (5, None, "[ ] Read the appendix on probe training", True),
+        (6, None, "[x] Try the released code on our model", True),
     ]
     assert listing.entries[0].text.startswith("We train sparse linear probes")
+    assert listing.entries[0].text.endswith("most of the variance in its outputs.")
 
 
 def test_an_html_table_index_gives_titles_without_abstracts() -> None:

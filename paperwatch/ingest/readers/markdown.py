@@ -250,6 +250,9 @@ class _Walk:
         self.details = 0
         self.details_abstract = False  # inside a <details> block whose summary says "Abstract"
         self.in_heading: int | None = None
+        #: A reader's to-do items (``- [ ] …``) under the open paper: entries of their own
+        #: after it, not lines of its abstract.
+        self.to_dos: list[Paper] = []
         self.by_paragraph = self.level is None and not any(t.type == "hr" for t in tokens)
         #: Index of a table's token (``table_open``, or the HTML block holding tables of
         #: papers) → its papers.
@@ -271,6 +274,8 @@ class _Walk:
         if self.paper is not None and self.paper.has_content():
             self.papers.append(self.paper)
         self.paper = None
+        _keep(self.papers, *self.to_dos)
+        self.to_dos = []
 
     def run(self) -> tuple[Header | None, list[Paper]]:
         skip_until = -1
@@ -361,6 +366,12 @@ class _Walk:
         if self.paper is None or self.by_paragraph:
             self.close()
             self.paper = Paper(line=first_line)
+        elif (self.paper.abstract or self.paper.body) and _CHECKBOX.match(token.content):
+            # "- [ ] Reproduce table 2" under a paper's abstract: the reader's own note.
+            to_do = Paper(line=first_line, outside=True)
+            _paragraph(to_do, token, first_line)
+            self.to_dos.append(to_do)
+            return
         _paragraph(self.paper, token, first_line)
         if self.by_paragraph:
             self.close()
