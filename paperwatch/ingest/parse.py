@@ -301,9 +301,10 @@ _READ_TIME = re.compile(r"\s*\(\d{1,3}\s+min(?:ute)?s?\s+read\)\Z", re.IGNORECAS
 _TITLE_MAX_WORDS = 20
 
 
-def _read_time_title(lines: list[str]) -> str | None:
-    """The title of a paragraph that ends with a read-time marker (:data:`_READ_TIME`),
-    without the marker, when it has 1 to :data:`_TITLE_MAX_WORDS` words; else None.
+def _marked_title(lines: list[str], marker: re.Pattern[str]) -> str | None:
+    """The title of a paragraph that ends with ``marker`` (a parenthesised note matched at
+    the end: :data:`_READ_TIME`, :data:`_SPONSOR`), without it, when it has 1 to
+    :data:`_TITLE_MAX_WORDS` words and no sentence end (``. ``); else None.
 
     The marker holds the paragraph's last ``(``, so the search starts there rather than at
     every character of an abstract (the title is stripped either way).
@@ -312,13 +313,19 @@ def _read_time_title(lines: list[str]) -> str | None:
         return None
     text = " ".join(lines)
     opening = text.rfind("(")
-    marker = _READ_TIME.search(text, opening) if opening >= 0 else None
-    if marker is None:
+    found = marker.search(text, opening) if opening >= 0 else None
+    if found is None:
         return None
-    title = text[: marker.start()].strip()
+    title = text[: found.start()].strip()
     if ". " in title or not 0 < len(title.split()) <= _TITLE_MAX_WORDS:
         return None
     return title
+
+
+def _read_time_title(lines: list[str]) -> str | None:
+    """The title of a paragraph ending with a read-time marker (``Title (4 minute read)``),
+    or None: :func:`_marked_title`."""
+    return _marked_title(lines, _READ_TIME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,16 +394,9 @@ class _Sponsored:
 
 
 def _sponsor_title(lines: list[str]) -> _Sponsored | None:
-    """The headline of a paragraph ending ``(Sponsor)`` with 1 to :data:`_TITLE_MAX_WORDS`
-    words before it, else None."""
-    if not lines[-1].endswith(")"):
-        return None
-    text = " ".join(lines)
-    marker = _SPONSOR.search(text, max(0, text.rfind("(")))
-    if marker is None:
-        return None
-    title = text[: marker.start()].strip()
-    return _Sponsored(title) if 0 < len(title.split()) <= _TITLE_MAX_WORDS else None
+    """The headline of a paragraph ending ``(Sponsor)`` (:func:`_marked_title`), or None."""
+    title = _marked_title(lines, _SPONSOR)
+    return None if title is None else _Sponsored(title)
 
 
 def _read_time_titles(
