@@ -117,3 +117,26 @@ def test_data_docs(folder: Path, tmp_path: Path) -> None:
     assert index.is_file()
     pages = sorted(p.name for p in (tmp_path / "out" / "data_docs" / "expectations").glob("*.html"))
     assert pages == ["listing_files.html", "papers.html"]
+
+
+def test_a_released_entry_keeps_its_record_fields(tmp_path: Path, database: Path) -> None:
+    folder = tmp_path / "news"
+    folder.mkdir()
+    ad = GOOD  # an abstract-like text under a sponsor headline: quarantined, releasable
+    (folder / "news.txt").write_text(f"Try Acme free for 30 days (Sponsor)\n\n{ad}\n")
+    ingest_listings(str(folder), str(database), AS_OF)
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select record_fields from quarantine").fetchall() == [
+            ('{"title": "Try Acme free for 30 days"}',)
+        ]
+    released = runner.invoke(
+        app, ["quarantine", "release", "1", "--by", "ana", "--database", str(database)]
+    )
+    assert released.exit_code == 0, released.output
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select title, authors from paper_occurrences").fetchall() == [
+            ("Try Acme free for 30 days", None)
+        ]
+        assert con.execute("select title from papers").fetchall() == [
+            ("Try Acme free for 30 days",)
+        ]

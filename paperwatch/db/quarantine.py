@@ -10,6 +10,7 @@ it into the folder again (it is then read as a new version of the listing).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -73,6 +74,7 @@ def release_entry(
     item = rows[0]
     cleaned = _releasable(quarantine_id, item)
     entry = {"file_id": item["file_id"], "position": item["position"]}
+    fields = _record_fields(item["record_fields"])
     with db.transaction(con):
         new_paper = db.query(
             con,
@@ -89,6 +91,7 @@ def release_entry(
             year=item["year"],
             at=at,
             week=week,
+            **fields,
         )
         db.query(
             con,
@@ -99,10 +102,18 @@ def release_entry(
             raw_text=item["raw_text"],
             run_id=f"release-{quarantine_id}",
             listed_number=cleaned.listed_number,
+            **fields,
         )
         db.query(con, "mark_released", quarantine_id=quarantine_id, at=at, by=by, note=note)
         db.query(con, "count_released_entry", file_id=item["file_id"])
     return Release(quarantine_id, item["path"], item["position"], cleaned.paper_id, bool(new_paper))
+
+
+def _record_fields(kept: str | None) -> dict[str, Any]:
+    """``quarantine.record_fields`` (JSON, or None) as the ``title``, ``authors``, ``url``
+    and ``external_id`` parameters of a release (None where it kept none)."""
+    fields = json.loads(kept) if kept else {}
+    return {name: fields.get(name) for name in ("title", "authors", "url", "external_id")}
 
 
 def _releasable(quarantine_id: int, item: dict[str, Any]) -> CleanAbstract:

@@ -9,6 +9,7 @@ select
     q.released_at,
     q.released_by,
     q.reasons,
+    q.record_fields,
     f.venue,
     f.year
 from quarantine as q
