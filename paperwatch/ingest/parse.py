@@ -416,27 +416,26 @@ def _read_time_titles(
     too).
     """
     out: list[tuple[int, list[str], str | _ArxivBlock | _Sponsored | None]] = []
+    # What each paragraph names, judged once: an arXiv block, a headline, or nothing.
+    kinds = [
+        _arxiv_block(lines) or _read_time_title(lines) or _sponsor_title(lines)
+        for _, lines in paragraphs
+    ]
     i = 0
     while i < len(paragraphs):
         start, lines = paragraphs[i]
-        block = _arxiv_block(lines)
-        if block is not None:
-            follows = i + 1 < len(paragraphs) and _arxiv_block(paragraphs[i + 1][1]) is None
-            out.append((start, paragraphs[i + 1][1] if follows else [], block))
+        kind, after = kinds[i], kinds[i + 1] if i + 1 < len(paragraphs) else None
+        has_next = i + 1 < len(paragraphs)
+        if isinstance(kind, _ArxivBlock):
+            follows = has_next and not isinstance(after, _ArxivBlock)
+            out.append((start, paragraphs[i + 1][1] if follows else [], kind))
             i += 2 if follows else 1
-            continue
-        title: str | _Sponsored | None = _read_time_title(lines) or _sponsor_title(lines)
-        if (
-            title is not None
-            and i + 1 < len(paragraphs)
-            and _read_time_title(paragraphs[i + 1][1]) is None
-            and _sponsor_title(paragraphs[i + 1][1]) is None
-        ):
-            out.append((start, paragraphs[i + 1][1], title))
+        elif kind is not None and has_next and not isinstance(after, str | _Sponsored):
+            out.append((start, paragraphs[i + 1][1], kind))
             i += 2
-            continue
-        out.append((start, lines, None))
-        i += 1
+        else:
+            out.append((start, lines, None))
+            i += 1
     return out
 
 
@@ -485,7 +484,8 @@ def person_names(line: str) -> tuple[str, ...] | None:
     ``For``); and a line without a comma, semicolon or `` · `` is no names when every name
     in it is common English words only (:func:`_common_words_only`), so a Title-Case
     phrase is not names either (``Computer Vision and Pattern Recognition``, ``Spotlight
-    Poster``; ``Rose Young`` alone is missed, ``Rose Young, Karl Weber`` is not). A single name (``Pedro Alves``) is a list of one.
+    Poster``; ``Rose Young`` alone is missed, ``Rose Young, Karl Weber`` is not). A single
+    name (``Pedro Alves``) is a list of one.
     """
     text = " ".join(line.split())
     if not text or len(text) > 4000:

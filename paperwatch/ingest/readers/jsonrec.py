@@ -15,8 +15,8 @@ The syntax is the standard library's ``json``; this module maps a record's field
 OpenReview's API v2 wraps each field as ``{"value": …}`` under ``content``: both are
 unwrapped. Hugging Face's daily papers hold the paper under ``paper`` (``{"title": …,
 "paper": {"id": …, "summary": …, "authors": […]}}``): a field the record lacks is read
-there, and its ``id`` is the record's. A JSON file is an array of records, an object holding arrays of them
-(``papers``, ``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``), a map
+there, and its ``id`` is the record's. A JSON file is an array of records, an object
+holding arrays of them (``papers``, ``notes``, ``entries``, ``records``, ``items``, ``results``, ``data``), a map
 of records (``{topic: {id: record}}``: objects keyed by anything but a record field whose
 values are all records, arrays of records or such maps, at most :data:`MAX_MAP_DEPTH`
 deep), or one record (:func:`_object_records`).

@@ -18,10 +18,10 @@ shape it reads is what digest generators and reading lists write::
 - A table whose header names a ``Title`` (``题目``, ``标题``) or ``Abstract`` column is a
   table of papers: one paper per row (title, authors, links, abstract where there is a
   column; other columns are dropped), and the file's headings are then sections. An HTML
-  ``<table>`` in an HTML block is read the same way (:class:`~paperwatch.ingest.readers.markdown_tables.HtmlTables`: its ``<th>``
-  row, else its first row, is the header; cells are their text, tags removed, references
-  decoded once). A ``<details>`` block whose ``<summary>`` says
-  Abstract holds the abstract (hard wraps joined), and the paper's one unlabelled line
+  ``<table>`` in an HTML block is read the same way (:mod:`.markdown_tables`: its
+  ``<th>`` row, else its first row, is the header; cells are their text, tags removed,
+  references decoded once). A ``<details>`` block whose ``<summary>`` says Abstract
+  holds the abstract (hard wraps joined), and the paper's one unlabelled line
   right above it, when it is only people's names, is the authors; other tables,
   ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks and HTML are
   dropped.
@@ -68,6 +68,7 @@ from paperwatch.ingest.readers.markdown_blocks import (
     decode_references,
     html_text,
     inline_text,
+    line_texts,
 )
 from paperwatch.ingest.readers.markdown_tables import (
     html_tables,
@@ -475,22 +476,6 @@ _CHECKBOX_TITLE_WORDS = (2, 30)
 _PROSE_MIN_WORDS = 15
 
 
-def _line_texts(token: Token) -> list[tuple[str, list[str]]]:
-    """The lines of an inline ``token`` as ``(text, links)``: emphasis and link markup
-    dropped, character references decoded, white space collapsed."""
-    lines: list[tuple[list[str], list[str]]] = [([], [])]
-    for child in token.children or []:
-        if child.type in ("text", "code_inline"):
-            lines[-1][0].append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            lines.append(([], []))
-        elif child.type == "link_open":
-            href = str(child.attrs.get("href") or "")
-            if href.startswith(("http://", "https://")):
-                lines[-1][1].append(href)
-    return [(" ".join("".join(parts).split()), links) for parts, links in lines]
-
-
 def _checkbox_item(tokens: list[Token], index: int) -> Paper | None:
     """The title-only paper of the task-list item opening at ``tokens[index]``, or None.
 
@@ -508,7 +493,7 @@ def _checkbox_item(tokens: list[Token], index: int) -> Paper | None:
         or tokens[index + 4].type != "list_item_close"
     ):
         return None
-    lines = _line_texts(inline)
+    lines = line_texts(inline)
     title = _CHECKBOX.sub("", lines[0][0])
     low, high = _CHECKBOX_TITLE_WORDS
     if (

@@ -87,17 +87,25 @@ def html_text(text: str) -> str:
     return " ".join(html.unescape(TAG.sub(" ", text)).split())
 
 
-def inline_text(token: Token) -> tuple[str, list[str]]:
-    """The text of an inline token (emphasis and link markup dropped) and its links."""
-    parts: list[str] = []
-    links: list[str] = []
+def line_texts(token: Token) -> list[tuple[str, list[str]]]:
+    """The lines of an inline ``token`` as ``(text, links)``: emphasis and link markup
+    dropped, character references decoded, white space collapsed; its http(s) links."""
+    lines: list[tuple[list[str], list[str]]] = [([], [])]
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
-            parts.append(child.content)
+            lines[-1][0].append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
+            lines.append(([], []))
         elif child.type == "link_open":
             href = str(child.attrs.get("href") or "")
             if href.startswith(("http://", "https://")):
-                links.append(href)
-    return " ".join("".join(parts).split()), links
+                lines[-1][1].append(href)
+    return [(" ".join("".join(parts).split()), links) for parts, links in lines]
+
+
+def inline_text(token: Token) -> tuple[str, list[str]]:
+    """The text of an inline token (emphasis and link markup dropped) and its links: the
+    lines of :func:`line_texts` joined with one space."""
+    lines = line_texts(token)
+    text = " ".join(" ".join(line for line, _ in lines).split())
+    return text, [link for _, links in lines for link in links]

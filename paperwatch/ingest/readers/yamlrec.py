@@ -39,9 +39,8 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    loader = yaml.SafeLoader(text)
+    loader = _NoAliasLoader(text)
     try:
-        _refuse_aliases(text)
         root = loader.get_single_node()
         if root is None:
             return records_listing("yaml", text, [])
@@ -83,15 +82,16 @@ def _start(node: yaml.Node) -> int:
     return int(node.start_mark.index)
 
 
-def _refuse_aliases(text: str) -> None:
-    """Raise at the first alias of ``text`` (one pass of PyYAML's parser events).
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses an alias where the composer meets it."""
 
-    Raises:
-        ReaderError: at the alias's line.
-        yaml.YAMLError: ``text`` is not valid YAML.
-    """
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.AliasEvent):
-            raise ReaderError(
-                "yaml", event.start_mark.line + 1, "an alias (*name) repeats a node: not read"
-            )
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        """Compose as the safe loader does; an alias raises instead.
+
+        Raises:
+            ReaderError: at the alias's line.
+        """
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise ReaderError("yaml", mark.line + 1, "an alias (*name) repeats a node: not read")
+        return super().compose_node(parent, index)
