@@ -566,28 +566,35 @@ def _fold_typographic(match: re.Match[str]) -> str:
     return str(TYPOGRAPHIC_FOLDS[ord(match.group())])
 
 
-def normalise_for_id(abstract: str) -> str:
+def normalise_for_id(abstract: str, *, clean: bool = False) -> str:
     """The identity form of a clean abstract: NFKC, typographic quotes, apostrophes and
-    dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", abstract)
+    dashes folded to ASCII (:data:`TYPOGRAPHIC_FOLDS`), case-folded, whitespace collapsed.
+
+    ``clean=True`` when ``abstract`` is :func:`strip_markup`'s output (NFKC, single
+    spaces): the first and last steps would leave it as it is (case folding adds no
+    space) and are skipped."""
+    text = abstract if clean else unicodedata.normalize("NFKC", abstract)
     if not text.isascii():
         text = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, text)
-    return collapse_spaces(text.casefold())
+    return text.casefold() if clean else collapse_spaces(text.casefold())
 
 
-def paper_id_of(abstract: str) -> str:
-    """16 hex digits (64 bits) of sha256(UTF-8 of :func:`normalise_for_id`).
+def paper_id_of(abstract: str, *, clean: bool = False) -> str:
+    """16 hex digits (64 bits) of sha256(UTF-8 of :func:`normalise_for_id`); ``clean`` as
+    there.
 
     64 bits keep the expected number of collisions below 1e-6 up to ~6 million papers
     (birthday bound n²/2⁶⁵).
     """
-    return hashlib.sha256(normalise_for_id(abstract).encode("utf-8")).hexdigest()[:16]
+    normal = normalise_for_id(abstract, clean=clean)
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:16]
 
 
-def count_words(text: str) -> int:
-    """Whitespace-separated words, each CJK character counting as one word."""
+def count_words(text: str, *, clean: bool = False) -> int:
+    """Whitespace-separated words, each CJK character counting as one word; ``clean=True``
+    when ``text`` is :func:`strip_markup`'s output (single spaces: not checked again)."""
     if text.isascii() or _CJK_CHAR.search(text) is None:  # no CJK: plain split
-        if _single_spaced(text):  # (clean text: counting spaces allocates no words)
+        if clean or _single_spaced(text):  # (counting spaces allocates no words)
             return text.count(" ") + 1 if text else 0
         return len(text.split())
     return len(_WORD.findall(text))
@@ -667,11 +674,11 @@ def clean_abstract(raw: str) -> CleanAbstract:
     sentences = split_sentences(abstract)
     return CleanAbstract(
         abstract=abstract,
-        paper_id=paper_id_of(abstract),
+        paper_id=paper_id_of(abstract, clean=True),
         method_name=find_method_name(abstract, macro_names, sentences),
         first_sentence=sentences[0] if sentences else abstract,
         code_urls=extract_urls(raw),
-        word_count=count_words(abstract),
+        word_count=count_words(abstract, clean=True),
         listed_number=listed_number,
         ligature_damage=damage,
     )
