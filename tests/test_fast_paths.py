@@ -238,6 +238,32 @@ def test_method_name_prefilters_never_skip_a_match(sentence: str) -> None:
         assert method_names._APPOSITIVE_HINT.search(sentence)
 
 
+#: :data:`paperwatch.ingest.names._INTRO` as first written (``\\b`` before each word).
+_PLAIN_INTRO = re.compile(
+    rf"(?:\b(?:[Ww]e|paper|work|study|article|[Hh]ere)\s+(?:{method_names._ADVERBS}\s+)?"
+    rf"{method_names._VERBS}s?\b"
+    r"|\b(?:by|then)\s+(?:proposing|introducing|presenting|developing|designing)"
+    rf"|\b(?:and|then)\s+(?:further\s+|also\s+|then\s+)?{method_names._VERBS}\b"
+    r"|\b[Ww]e\s+(?:[a-z]+ly\s+)?(?:address|tackle|fill|close|bridge|overcome|solve|resolve)\s+"
+    r"(?:this|these|that|the|such|both)\b[^.;:,]{0,40}?\bwith\s)"
+)
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(st.one_of(_WORDS.map(" ".join), _SPACED_WORDS, st.text("Wweparbyhn d", max_size=20)))
+def test_intro_pattern_matches_as_first_written(sentence: str) -> None:
+    assert [m.span() for m in method_names._INTRO.finditer(sentence)] == [
+        m.span() for m in _PLAIN_INTRO.finditer(sentence)
+    ]
+
+
+def test_intro_pattern_on_the_seeds() -> None:
+    for line in _seed_lines():
+        assert [m.span() for m in method_names._INTRO.finditer(line)] == [
+            m.span() for m in _PLAIN_INTRO.finditer(line)
+        ], line
+
+
 def test_method_name_prefilters_keep_the_labelled_names() -> None:
     assert method_names.find_method_name("We propose FooNet (FN), a model. It works.") == "FN"
     assert method_names.find_method_name("Our selection algorithm SP^2ec utilizes graphs.") == (
