@@ -247,7 +247,7 @@ class Settings(BaseSettings):
 
     watch_dir: Path = Field(
         default=Path("seeds"),
-        description="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss).",
+        description="Folder of listing files (.txt, .md, .json, .jsonl, .yaml, .bib, .xml, .atom, .rss).",
     )
     database: Path = Field(default=Path("data/paperwatch.duckdb"), description="The DuckDB file.")
     report_dir: Path = Field(default=Path("reports/out"), description="Where reports are written.")

@@ -116,6 +116,13 @@ def test_one_word_for_duplicates_and_a_blank_line_before_each_section(
     assert "\n\n\n" not in report.text
 
 
+def test_the_quarantine_figure_agrees_with_its_number(weeks_database: Path) -> None:
+    data = report_of(weeks_database, WEEK)
+    assert re.search(r">0</div><div[^>]*>entries quarantined</div>", render_report(data).html)
+    data.figures = {**data.figures, "entries_quarantined": 1}
+    assert re.search(r">1</div><div[^>]*>entry quarantined</div>", render_report(data).html)
+
+
 def test_an_empty_week_says_no_new_listings_and_nothing_stale(weeks_database: Path) -> None:
     data = report_of(weeks_database, EMPTY_WEEK)
     assert data.empty

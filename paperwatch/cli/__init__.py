@@ -60,7 +60,7 @@ FolderOption = Annotated[
     typer.Option(
         "--folder",
         "-f",
-        help="Folder of listing files (.txt, .md, .json, .jsonl, .bib, .xml, .atom, .rss). [default: seeds]",
+        help="Folder of listing files (.txt, .md, .json, .jsonl, .yaml, .bib, .xml, .atom, .rss). [default: seeds]",
         show_default=False,
     ),
 ]

@@ -201,7 +201,7 @@ def scan_folder(folder: Path, pins: Mapping[str, str] | None = None) -> ScanResu
     """List the listing files under ``folder`` (recursively), with size and mtime.
 
     Listing files have an extension some reader takes (``.txt``, ``.md``, ``.json``,
-    ``.jsonl``, ``.bib``, ``.xml``, ``.atom``, ``.rss``: :data:`paperwatch.ingest.readers.EXTENSIONS`);
+    ``.jsonl``, ``.yaml``, ``.bib``, ``.xml``, ``.atom``, ``.rss``: :data:`paperwatch.ingest.readers.EXTENSIONS`);
     ``pins`` (the ``formats`` setting) is recorded on each file it matches
     (:attr:`ListingFileStat.pinned`). Hidden files and folders, editor/download
     temporary files, files of other extensions, directories named ``*.txt``, broken symbolic links and links that
