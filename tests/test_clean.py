@@ -182,3 +182,17 @@ def test_invisible_characters_do_not_make_a_new_paper(hidden: str) -> None:
 
 def test_overlong_names_are_not_method_names() -> None:
     assert find_method_name("We propose " + "Very " * 20 + "Long, a method.") is None
+
+
+def test_unclosed_math_openers_are_read_once() -> None:
+    """``\\(`` and ``\\[`` content stops at the next opener of its kind: a run of unclosed
+    openers stays as written (each is not read to the end of the text again)."""
+    assert strip_markup("\\(a \\(b\\) c") == "\\(a b c"
+    assert strip_markup("\\[x\\] and \\[y") == "x and \\[y"
+    run = "\\(" * 50_000 + "\\[" * 50_000
+    assert strip_markup(run) == run
+
+
+def test_a_sentence_of_intro_phrases_reads_a_bounded_tail() -> None:
+    assert clean_abstract("We propose " * 10_000).method_name is None
+    assert find_method_name("We propose FooNet" + " x" * 5_000 + ".") == "FooNet"

@@ -197,8 +197,10 @@ _MATH = re.compile(
     r"\$\$(?P<d>.+?)\$\$"  # $$display$$
     r"|\$(?<![\\$]\$)(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
     r"|\$(?<!\\\$)(?P<c>[^\s$\\])\$"  # $k$
-    r"|\\\((?P<p>.+?)\\\)"  # \( inline \)
-    r"|\\\[(?P<b>.+?)\\\]",  # \[ display \]
+    # \( inline \) and \[ display \]: the content stops at the next opener of its kind, so
+    # that a run of unclosed openers is read once, not once from each (quadratic).
+    r"|\\\((?P<p>(?:(?!\\\().)+?)\\\)"
+    r"|\\\[(?P<b>(?:(?!\\\[).)+?)\\\]",
     re.DOTALL,
 )
 _MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\s*\{([^{}]*)\})?")

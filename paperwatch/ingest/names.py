@@ -102,6 +102,13 @@ _NAMING_WORDS = ("called", "named", "dubbed", "termed", "coined")
 _TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
 _ACRONYM = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9][\w\-^+.]{0,23}$")
 _LEAD_SKIP = frozenset(["a", "an", "the", "our", "two", "three", "new", "novel", "simple"])
+#: How much of a sentence after an intro phrase is read for the name: far more than the 41
+#: tokens :func:`_name_after` reads, and a bound, so that a sentence of thousands of intro
+#: phrases is not copied and split once for each (quadratic).
+_TAIL_CHARS = 2000
+#: A word ending with one of these (closing quotes and brackets aside) ends its sentence,
+#: and the name with it.
+_SENTENCE_END_MARKS = ".!?"
 #: Longer "names" are runs of capitalised text (titles, tables), not method names.
 _MAX_NAME_CHARS = 60
 _CONNECTORS = frozenset(["with", "for", "of", "and", "on", "in", "the", "to", "from", "via"])
@@ -237,6 +244,10 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
         if _is_name_token(word, macro_names):
             if descriptive:
                 continue
+            closed = word.rstrip("\"'”’»)]")
+            if closed[-1:] in _SENTENCE_END_MARKS:  # "(We propose FlashNorm.) Experiments"
+                run.append(closed.rstrip(_SENTENCE_END_MARKS))
+                break
             run.append(word)
             if len(run) > 8:  # a capitalised title or sentence, not a name
                 return None
@@ -307,7 +318,7 @@ def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> 
         if _INTRO_HINT.search(sentence) is None:
             continue
         for intro in _INTRO.finditer(sentence):
-            tail = sentence[intro.end() :]
+            tail = sentence[intro.end() : intro.end() + _TAIL_CHARS]
             head = tail[:300]
             naming = _NAMING.search(head) if any(word in head for word in _NAMING_WORDS) else None
             found: str | None = None
