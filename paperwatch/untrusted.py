@@ -202,7 +202,8 @@ def safe_entry(entry: Entry) -> Entry:
     external_id: dropped unless :func:`valid_external_id`. Each change adds a line to
     ``field_faults`` naming the field (never quoting a refused value: a password in a URL
     must not reach the report's warnings); ``raw_fields`` then holds the record's fields as
-    written (JSON object of title, authors, url, external_id).
+    written (JSON object of title, authors, url, external_id), unless the reader set it
+    already (a JSON record without an abstract: the whole record as read).
     """
     from paperwatch.ingest.readers.records import id_url
 
@@ -240,7 +241,7 @@ def safe_entry(entry: Entry) -> Entry:
         url=url,
         external_id=ext,
         field_faults=(*entry.field_faults, *faults),
-        raw_fields=json.dumps(raw, ensure_ascii=True) if faults else None,
+        raw_fields=entry.raw_fields or (json.dumps(raw, ensure_ascii=True) if faults else None),
     )
 
 

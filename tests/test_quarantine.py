@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -140,3 +141,24 @@ def test_a_released_entry_keeps_its_record_fields(tmp_path: Path, database: Path
         assert con.execute("select title from papers").fetchall() == [
             ("Try Acme free for 30 days",)
         ]
+
+
+def test_a_json_record_without_a_readable_abstract_is_kept_as_read(
+    tmp_path: Path, database: Path
+) -> None:
+    """Keys in other case are read (a spreadsheet export's ``Title``/``Abstract``); a
+    record whose abstract is not text is quarantined with the record as read."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    records = [
+        {"Title": "Capital keys", "ABSTRACT": GOOD},
+        {"title": "By language", "abstract": {"en": "Trees of many kinds, studied."}},
+    ]
+    (folder / "export.json").write_text(json.dumps(records), encoding="utf-8")
+    ingest_listings(str(folder), str(database), AS_OF)
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select title from papers").fetchall() == [("Capital keys",)]
+        kept = con.execute("select position, raw_text, record_fields from quarantine").fetchall()
+    assert [(p, t, json.loads(f)) for p, t, f in kept] == [
+        (2, "By language", {"title": "By language", "as_written": records[1]})
+    ]

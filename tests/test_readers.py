@@ -304,6 +304,8 @@ def test_found_pmlr_volume() -> None:
         ("Ann Lee, Bo Li", ("Ann Lee", "Bo Li")),
         ("Ann Lee and Bo Li", ("Ann Lee", "Bo Li")),
         (["Lee, Ann"], ("Lee, Ann",)),  # a list holds names as given
+        ({"name": "Ann Lee"}, ("Ann Lee",)),  # one author as an object, not in a list
+        ({"given": "Ann", "family": "Lee"}, ("Ann Lee",)),
     ],
 )
 def test_names_written_last_first_are_turned_round(value: object, names: tuple[str, ...]) -> None:

@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -621,13 +622,18 @@ def _quarantine_entries(
 
 def record_fields(entries: pl.DataFrame) -> list[str | None]:
     """Per row of ``entries`` (an :func:`~paperwatch.ingest.frames.entries_frame`): its
-    ``title``, ``authors``, ``url`` and ``external_id`` that are set, as a JSON object
-    (UTF-8 text, keys in that order), or None when none is: what the quarantine keeps
-    beside the entry's text (``quarantine.record_fields``)."""
+    ``title``, ``authors``, ``url`` and ``external_id`` that are set, and ``as_written``
+    (its ``raw_fields``: the record as read, or its fields before they were made safe)
+    when set, as a JSON object (UTF-8 text, keys in that order), or None when none is:
+    what the quarantine keeps beside the entry's text (``quarantine.record_fields``)."""
     names = ("title", "authors", "url", "external_id")
     out: list[str | None] = []
-    for row in entries.select(names).iter_rows():
-        fields = {name: value for name, value in zip(names, row, strict=True) if value}
+    for *row, raw in entries.select(*names, "raw_fields").iter_rows():
+        fields: dict[str, Any] = {
+            name: value for name, value in zip(names, row, strict=True) if value
+        }
+        if raw:
+            fields["as_written"] = json.loads(raw)
         out.append(json.dumps(fields, ensure_ascii=False) if fields else None)
     return out
 

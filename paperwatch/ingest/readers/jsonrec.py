@@ -44,7 +44,7 @@ from paperwatch.ingest.readers.records import (
     without_lone_surrogates,
 )
 
-_ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs")
+_ABSTRACT_KEYS = ("abstract", "summary", "paper_abstract", "abstract_text", "abs", "paperAbstract")
 _TITLE_KEYS = ("title", "paper_title")
 _AUTHOR_KEYS = ("authors", "author", "authors_list", "paper_authors")
 _URL_KEYS = ("url", "URL", "link", "abs_url", "paper_url", "html_url", "pdf_url", "pdf")
@@ -420,11 +420,21 @@ def _held(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _field(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
     """The first non-empty value of ``keys`` in ``record``, else in the objects it holds
-    (:func:`_held`), unwrapped (:func:`_unwrap`); None when there is none."""
+    (:func:`_held`), unwrapped (:func:`_unwrap`); None when there is none. A key written
+    in other case (``Abstract``, ``TITLE``: spreadsheet exports) counts when no key is
+    written as listed."""
     for source in (record, *_held(record)):
         for key in keys:
             if key in source:
                 value = _unwrap(source[key])
+                if value not in (None, "", []):
+                    return value
+    for source in (record, *_held(record)):
+        folded = {k.casefold(): k for k in source if isinstance(k, str)}
+        for key in keys:
+            written = folded.get(key.casefold())
+            if written is not None and written != key:
+                value = _unwrap(source[written])
                 if value not in (None, "", []):
                     return value
     return None
@@ -468,6 +478,9 @@ def _entry(position: int, line: int, record: dict[str, Any]) -> tuple[Entry, str
     )
     if faults:
         entry = dataclasses.replace(entry, field_faults=(*entry.field_faults, *faults))
+    if entry.no_abstract:  # the quarantine keeps the record as read: nothing is lost
+        written = json.dumps(record, ensure_ascii=False, default=str)
+        entry = dataclasses.replace(entry, raw_fields=written)
     return entry, venue
 
 

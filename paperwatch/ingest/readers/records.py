@@ -141,11 +141,13 @@ def first_url(value: str | None) -> str | None:
 
 def author_names(value: object) -> tuple[str, ...]:
     """Author names from a field: a list of names, of ``{"name": …}`` or
-    ``{"first": …, "last": …}`` objects, or one string separated by commas, semicolons,
+    ``{"first": …, "last": …}`` objects (or one such object), or one string separated by commas, semicolons,
     "and" or "&" (names written ``Last, First`` are turned round: :func:`_split_names`).
     Empty names are dropped; order kept."""
     if value is None:
         return ()
+    if isinstance(value, dict):  # one author written as an object, not in a list
+        value = [value]
     if isinstance(value, str):
         parts = _split_names(value)
     elif isinstance(value, list | tuple):
