@@ -196,3 +196,11 @@ def test_unclosed_math_openers_are_read_once() -> None:
 def test_a_sentence_of_intro_phrases_reads_a_bounded_tail() -> None:
     assert clean_abstract("We propose " * 10_000).method_name is None
     assert find_method_name("We propose FooNet" + " x" * 5_000 + ".") == "FooNet"
+
+
+def test_a_markdown_link_target_ends_at_its_closing_parenthesis() -> None:
+    assert extract_urls("see [code](https://github.com/q/r)and data") == ("https://github.com/q/r",)
+    assert extract_urls("[c](https://x.org/a_(b)) and https://y.org/p).") == (
+        "https://x.org/a_(b)",
+        "https://y.org/p",
+    )

@@ -207,6 +207,25 @@ def test_feed_that_is_not_a_feed_or_not_well_formed() -> None:
     assert caught.value.line == 4
 
 
+def test_a_feed_whose_entities_nest_names_its_declarations() -> None:
+    nested = (
+        b'<?xml version="1.0"?>\n<!DOCTYPE rss [<!ENTITY a "aa"><!ENTITY b "&a;&a;">]>\n'
+        b'<rss version="2.0"><channel><item><title>T &b;</title></item></channel></rss>'
+    )
+    with pytest.raises(ReaderError, match=r"the feed declares entities \(<!ENTITY") as caught:
+        readers.read(nested, "x.rss")
+    assert caught.value.line == 2
+
+
+def test_an_html_feed_title_is_read_as_text() -> None:
+    atom = (
+        b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom"><title>ICLR 2026'
+        b'</title>\n<entry><id>x</id><title type="html">R&amp;amp;D &amp;lt;b&amp;gt; at scale'
+        b"</title><summary>We study graphs of many kinds.</summary></entry></feed>"
+    )
+    assert [e.title for e in readers.read(atom, "x.atom").entries] == ["R&D <b> at scale"]
+
+
 @pytest.mark.parametrize(
     ("name", "text", "decision"),
     [

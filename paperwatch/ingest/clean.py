@@ -390,6 +390,20 @@ def _strip_url(url: str) -> str:
     return url
 
 
+def _link_target(url: str) -> str:
+    """A Markdown link's target, from the URL match that starts it (``[code](u)and`` →
+    ``u``): up to the first ``)`` that no ``(`` of the URL opened."""
+    depth = 0
+    for i, char in enumerate(url):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                return url[:i]
+            depth -= 1
+    return url
+
+
 def url_matches(text: str) -> Iterator[re.Match[str]]:
     """The matches of :data:`_URL` in ``text``, as ``_URL.finditer(text)`` gives them.
 
@@ -420,7 +434,10 @@ def extract_urls(raw: str) -> tuple[str, ...]:
         return ()
     seen: dict[str, None] = {}
     for match in url_matches(raw):
-        url = _strip_url(match.group(0))
+        url = match.group(0)
+        if raw[max(0, match.start() - 2) : match.start()] == "](":
+            url = _link_target(url)
+        url = _strip_url(url)
         if len(url) > len("https://") and (url.isprintable() or not _INVISIBLE.search(url)):
             seen.setdefault(url, None)
     return tuple(seen)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 from xml.sax import SAXParseException
 
 import feedparser
@@ -32,6 +33,8 @@ _ANNOUNCE = re.compile(
     r"\A\s*arXiv:\S+\s+Announce\s+Type:\s*\S+\s*(?:Abstract:\s*)?", re.IGNORECASE
 )
 _TAG = re.compile(r"<[^>]+>")
+#: An entity declaration of an internal DTD: the likely cause of a parse error.
+_ENTITY_DECLARATION = re.compile(r"<!ENTITY\s")
 #: Comments and CDATA sections: an ``<entry>`` written inside one is not an entry.
 _NOT_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>", re.DOTALL)
 
@@ -52,13 +55,20 @@ def read(data: bytes, name: str) -> Listing:
 
 
 def _summary_text(entry: feedparser.FeedParserDict) -> str | None:
-    summary = entry.get("summary")
-    if not summary:
+    summary = _as_text(entry, "summary")
+    return _ANNOUNCE.sub("", summary) if summary else None
+
+
+def _as_text(entry: dict[str, Any], key: str) -> str | None:
+    """An entry's ``key`` (``summary``, ``title``) as text: HTML content
+    (``type="html"``) without its tags and with its character references decoded."""
+    value = entry.get(key)
+    if not value:
         return None
-    detail = entry.get("summary_detail") or {}
+    detail = entry.get(f"{key}_detail") or {}
     if "html" in str(detail.get("type", "")):
-        summary = html.unescape(_TAG.sub(" ", summary))
-    return _ANNOUNCE.sub("", summary)
+        value = html.unescape(_TAG.sub(" ", value))
+    return str(value)
 
 
 def read_text(text: str, name: str = "<text>") -> Listing:
@@ -81,6 +91,14 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     if parsed.get("bozo") and (isinstance(exc, SAXParseException) or not parsed.entries):
         line = exc.getLineNumber() if hasattr(exc, "getLineNumber") else None
         detail = getattr(exc, "getMessage", lambda: str(exc))()
+        if (declared := _ENTITY_DECLARATION.search(text)) is not None:
+            line = text.count("\n", 0, declared.start()) + 1
+            raise ReaderError(
+                "feed",
+                line,
+                f"XML not read ({detail}): the feed declares entities (<!ENTITY …>), and the "
+                "parser refuses one that holds another or stands for an outside file",
+            )
         raise ReaderError("feed", line, f"not well-formed XML ({detail})")
     index = LineIndex(text)
     markup = _NOT_MARKUP.sub(_blank_out, text)
@@ -99,7 +117,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
                 number + 1,
                 starts[number] if number < len(starts) else 1,
                 _summary_text(item),
-                title=item.get("title"),
+                title=_as_text(item, "title"),
                 authors=authors,
                 url=link,
                 ext_id=external_id(
