@@ -326,3 +326,38 @@ def test_a_migration_file_changed_since_it_was_applied_is_refused(
         con.execute("delete from schema_migrations where migration = 'identity_rules_v2'")
         with pytest.raises(db.MigrationMismatchError, match="records migration 0099_from_a_newer"):
             db.apply_schema(con)
+
+
+def test_font_switches_are_dropped_and_migration_0012_re_keys_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``{\\em X}`` is X: a BibTeX-style abstract with a font switch is the paper of the same
+    text without it, and a database loaded before becomes what a fresh load gives."""
+    plain = (SEEDS / "002_bf103a832150c832.txt").read_text(encoding="utf-8").split("\n\n")[1]
+    words = plain.split()
+    switched = " ".join([*words[:3], "{\\em", words[3] + "}", *words[4:]])
+    small = " ".join(["{\\small", words[0] + "}", *words[1:6], "{\\sc extra}", *words[6:]])
+    assert clean.clean_abstract(switched).paper_id == clean.clean_abstract(plain).paper_id
+    assert "sc" not in clean.clean_abstract(small).abstract.split()
+    folder = tmp_path / "listings"
+    folder.mkdir()
+    (folder / "a.txt").write_text(f"ICLR 2026 papers\n\n{plain}\n\n{small}\n", encoding="utf-8")
+    (folder / "b.txt").write_text(f"ICLR 2026 papers\n\n{switched}\n", encoding="utf-8")
+    old = tmp_path / "old" / "paperwatch.duckdb"
+    fresh = tmp_path / "fresh" / "paperwatch.duckdb"
+    monkeypatch.setenv("PAPERWATCH_PREPARE_MEMORY_LIMIT_BYTES", "0")  # prepared here
+    monkeypatch.setenv("PAPERWATCH_PREPARE_TIMEOUT_S", "0")
+    with monkeypatch.context() as before:  # the cleaner before migration 0012
+        kept = {k: v for k, v in clean._SYMBOLS.items() if k not in clean.FONT_SWITCHES}
+        before.setattr(clean, "_SYMBOLS", kept)
+        ingest_listings(str(folder), str(old), AS_OF)
+    assert _counts(old)[:2] == (3, 3)  # the switched copy was a paper of its own
+    with duckdb.connect(str(old)) as con:
+        con.execute("delete from schema_migrations where version = 12")
+
+    ingest_listings(str(folder), str(old), "2026-11-26T10:00:00+00:00")  # upgrades, catches up
+    ingest_listings(str(folder), str(fresh), AS_OF)
+    assert _counts(old)[:2] == _counts(fresh)[:2] == (2, 3)
+    with db.reader(old) as a, db.reader(fresh) as b:
+        for table in _COMPARED:
+            assert _table(a, table) == _table(b, table), table

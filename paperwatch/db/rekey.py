@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 
 from paperwatch.ingest.clean import (
+    FONT_SWITCHES,
     LIGATURE_DAMAGE,
     TYPOGRAPHIC_FOLDS,
     CleanAbstract,
@@ -68,8 +69,26 @@ def _cleaned(raw_texts: list[str]) -> dict[str, CleanAbstract]:
     return {raw: clean_abstract(raw) for raw in dict.fromkeys(raw_texts)}
 
 
-def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
+#: RE2 pattern of the raw entries migration 0012 may change: a font switch of
+#: :data:`~paperwatch.ingest.clean.FONT_SWITCHES` (``{\\em X}``), not followed by a letter.
+FONT_SWITCH_PATTERN = r"\\(?:" + "|".join(FONT_SWITCHES) + r")(?:[^A-Za-z]|$)"
+
+
+def rekey_font_switches(con: duckdb.DuckDBPyConnection) -> RekeyResult:
+    """Migration 0012: :func:`rekey_papers` for the entries holding a font switch
+    (:data:`FONT_SWITCH_PATTERN`), which the cleaner now drops (``{\\em X}`` → X)."""
+    return rekey_papers(con, FONT_SWITCH_PATTERN, "font switches")
+
+
+def rekey_papers(
+    con: duckdb.DuckDBPyConnection,
+    pattern: str = CANDIDATE_PATTERN,
+    rules: str = "identity rules v2",
+) -> RekeyResult:
     """Re-key stored entries and papers with the current cleaning rules.
+
+    Only entries whose raw text matches ``pattern`` (RE2, default
+    :data:`CANDIDATE_PATTERN`) are read back; ``rules`` names the change in the log line.
 
     Steps, on the caller's connection and inside its open transaction:
 
@@ -96,11 +115,11 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
     occurrences = con.execute(
         "select file_id, position, paper_id, raw_text from paper_occurrences "
         "where regexp_matches(raw_text, ?)",
-        [CANDIDATE_PATTERN],
+        [pattern],
     ).fetchall()
     papers = con.sql(
         f"select {_PAPER_COLUMNS} from papers where regexp_matches(abstract_raw, $pattern)",
-        params={"pattern": CANDIDATE_PATTERN},
+        params={"pattern": pattern},
     ).pl()
     cleaned = _cleaned([row[3] for row in occurrences] + papers["abstract_raw"].to_list())
 
@@ -116,7 +135,8 @@ def rekey_papers(con: duckdb.DuckDBPyConnection) -> RekeyResult:
         derived_rows_dropped=dropped,
     )
     log.info(
-        "identity rules v2: %d entries and %d papers re-keyed, %d papers merged",
+        "%s: %d entries and %d papers re-keyed, %d papers merged",
+        rules,
         result.occurrences_changed,
         result.papers_changed,
         result.papers_merged,

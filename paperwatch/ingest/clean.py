@@ -60,6 +60,36 @@ _TEXT_MACROS = frozenset(
         "check",
     ]
 )
+#: Font and size declarations that stand for no text ("{\em FlashNorm}" → FlashNorm).
+FONT_SWITCHES = (
+    "em",
+    "sc",
+    "sl",
+    "sf",
+    "tt",
+    "up",
+    "md",
+    "itshape",
+    "bfseries",
+    "scshape",
+    "slshape",
+    "upshape",
+    "mdseries",
+    "rmfamily",
+    "sffamily",
+    "ttfamily",
+    "normalfont",
+    "tiny",
+    "scriptsize",
+    "footnotesize",
+    "small",
+    "normalsize",
+    "large",
+    "Large",
+    "LARGE",
+    "huge",
+    "Huge",
+)
 #: Macros that stand for a symbol; the symbol replaces them.
 _SYMBOLS = {
     "times": "×",
@@ -160,9 +190,12 @@ _SYMBOLS = {
     "lim": "lim",
     "det": "det",
     "Pr": "Pr",
+    # Font switches, as BibTeX abstracts write them ("{\em X}", "{\sc X}"): no text of
+    # their own (sql/migrations/0012_font_switches.sql re-keys what the ones after "bf" changed).
     "rm": "",
     "it": "",
     "bf": "",
+    **dict.fromkeys(FONT_SWITCHES, ""),
     "left": "",
     "right": "",
     "big": "",

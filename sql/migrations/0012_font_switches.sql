@@ -1,0 +1,7 @@
+-- Font switches (paperwatch.ingest.clean.FONT_SWITCHES): "{\em X}", "{\sc X}", "{\small X}"
+-- stand for no text, so the cleaner drops them ("We propose em FlashNorm" was an abstract
+-- before). The Python step named below re-keys the stored entries that hold one, as
+-- migration 0003 does: recomputed paper_id and clean fields, papers that became one merged,
+-- their derived rows (signatures, LSH bands, near-duplicate pairs, terms) dropped for the
+-- next ingestion run to compute again.
+-- python: paperwatch.db.rekey.rekey_font_switches
