@@ -69,9 +69,8 @@ _INTRO = re.compile(
         ]
     )
 )
-#: Words one of which every match of :data:`_INTRO` holds (its verbs, "resolve" in
-#: "solve"): a sentence with none of them is not searched (docs/design.md, "Fast paths in
-#: cleaning and parsing").
+#: The verbs (or their stems) of :data:`_INTRO`, one of which every match holds right after
+#: white space: see :data:`_INTRO_HINT`.
 _INTRO_WORDS = (
     "propos",
     "introduc",
@@ -91,11 +90,12 @@ _INTRO_WORDS = (
     "bridge",
     "overcome",
     "solve",
+    "resolve",
 )
-#: White space, then one of :data:`_INTRO_WORDS` ("resolve" spelled out): every match of
-#: :data:`_INTRO` holds one, its verb following ``\s``. The leading ``\s`` lets the scan skip
-#: to white space (8.5 against 19.8 µs an abstract's sentences, docs/design.md).
-_INTRO_HINT = re.compile(r"\s(?:" + "|".join((*_INTRO_WORDS, "resolve")) + ")")
+#: White space, then one of :data:`_INTRO_WORDS`: a sentence without it is not searched with
+#: :data:`_INTRO`. The leading ``\s`` lets the scan skip to white space (8.5 against 19.8 µs
+#: an abstract's sentences: docs/design.md, "Fast paths in cleaning and parsing").
+_INTRO_HINT = re.compile(r"\s(?:" + "|".join(_INTRO_WORDS) + ")")
 _NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
 #: Words one of which every match of :data:`_NAMING` holds ("nicknamed" holds "named").
 _NAMING_WORDS = ("called", "named", "dubbed", "termed", "coined")

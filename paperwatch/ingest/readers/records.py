@@ -141,9 +141,9 @@ def first_url(value: str | None) -> str | None:
 
 def author_names(value: object) -> tuple[str, ...]:
     """Author names from a field: a list of names, of ``{"name": …}`` or
-    ``{"first": …, "last": …}`` objects (or one such object), or one string separated by commas, semicolons,
-    "and" or "&" (names written ``Last, First`` are turned round: :func:`_split_names`).
-    Empty names are dropped; order kept."""
+    ``{"first": …, "last": …}`` objects (or one such object), or one string separated by
+    commas, semicolons, "and" or "&" (names written ``Last, First`` are turned round:
+    :func:`_split_names`). Empty names are dropped; order kept."""
     if value is None:
         return ()
     if isinstance(value, dict):  # one author written as an object, not in a list
