@@ -10,6 +10,7 @@ import pytest
 from paperwatch.ingest.clean import clean_abstract
 from paperwatch.ingest.parse import Listing
 from paperwatch.ingest.readers.markdown import read_text as read_markdown
+from paperwatch.ingest.shapes import split_metadata_lines
 from tests.digests import read_digest
 
 DATA = Path(__file__).parent / "data" / "outside-digests"
@@ -609,3 +610,74 @@ def test_a_title_case_phrase_or_footnoted_names_are_not_authors(line: str) -> No
 
     assert person_names(line) is None
     assert person_names("Rose Young, Karl Weber") == ("Rose Young", "Karl Weber")
+
+
+def test_an_llm_digest_of_labelled_items_gives_one_paper_per_title_label() -> None:
+    fmt, listing = _read("llm_digest_labelled_items.md")
+    assert fmt == "markdown"
+    assert listing.header is not None and listing.header.year == 2026
+    assert [(e.line, e.title, e.authors, e.url) for e in listing.entries] == [
+        (
+            3,
+            "Sparse Adapters for Tabular Foundation Models",
+            ("Iris Moreau", "Kofi Mensah"),
+            "https://arxiv.org/abs/2612.50011",
+        ),
+        (
+            10,
+            "When Do Learned Optimisers Generalise?",
+            ("Lena Fischer",),
+            "https://arxiv.org/abs/2612.50012",
+        ),
+    ]
+    # The score and the reasons are the digest's own lines, not the abstract's.
+    assert listing.entries[0].text == (
+        "Tabular foundation models are fine-tuned in full for each new dataset. We train "
+        "adapters that touch one weight in fifty and match full fine-tuning on thirty "
+        "benchmark tables at a tenth of the memory."
+    )
+    assert listing.entries[1].text.endswith("beyond four times the meta-training scale.")
+
+
+def test_plain_paragraphs_of_labelled_lines_keep_their_titles_and_authors() -> None:
+    fmt, listing = _read("labelled_paragraphs.txt")
+    assert fmt == "text"
+    assert [(e.line, e.title, e.authors) for e in listing.entries] == [
+        (
+            3,
+            "Counting Contamination in Code Benchmarks",
+            ("Noor Aziz", "Pieter de Vries", "Quinn Ellis"),
+        ),
+        (8, "Error Bars for Leaderboards", ("Rosa Lindqvist",)),
+    ]
+    # The labelled lines above the abstract are set apart from it, as before.
+    body, _, metadata = split_metadata_lines(
+        listing.entries[1].text, listing.entries[1].line_breaks
+    )
+    assert metadata == ("Title: Error Bars for Leaderboards", "Authors: Rosa Lindqvist")
+    assert clean_abstract(body).abstract == (
+        "Leaderboards rank models by single numbers. We bootstrap the test sets of six "
+        "popular leaderboards and show that half of the adjacent ranks are not separable "
+        "at the usual level."
+    )
+
+
+def test_summaries_indented_under_bold_titles_are_abstracts_not_code() -> None:
+    fmt, listing = _read("indented_summaries.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.authors, e.text) for e in listing.entries] == [
+        (
+            3,
+            "Grasping Deformable Bags with Two Arms",
+            ("T. Lindahl", "A. Osei"),
+            "We teach a two-armed robot to open and fill soft bags from a handful of "
+            "demonstrations, reaching nine successes in ten on bags it never saw.",
+        ),
+        (
+            8,
+            "Footstep Planning on Loose Gravel",
+            ("C. Ibarra",),
+            "Legged robots slip on loose ground. We learn a terrain model from foot forces "
+            "and plan footsteps that keep the slip below a centimetre.",
+        ),
+    ]

@@ -277,17 +277,7 @@ def parse_listing(text: str) -> Listing:
                 )
             )
             continue
-        entries.append(
-            Entry(
-                position=i,
-                line=start,
-                text=" ".join(chunk),
-                line_breaks=_line_breaks(chunk),
-                title=title.title if isinstance(title, _Sponsored) else title,
-                # An advertisement is the newsletter's own notice, not a paper.
-                outside_paper=isinstance(title, _Sponsored),
-            )
-        )
+        entries.append(_paragraph_entry(i, start, chunk, title))
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
     return Listing(header=header, entries=entries, line_count=line_count)
 
@@ -348,6 +338,58 @@ _ARXIV_FIELD = re.compile(
     r"\A(Title|Authors|Comments|Subjects|Journal-ref|DOI|Report-no|MSC-class|ACM-class):\s*(.*)\Z"
 )
 _ARXIV_AUTHORS_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _paragraph_entry(
+    position: int, start: int, chunk: list[str], title: str | _Sponsored | None
+) -> Entry:
+    """The entry of one paragraph (``chunk``, its first line ``start``), with the title of a
+    headline above it, or its own labelled title and authors (:func:`_labelled_fields`)."""
+    labelled = _labelled_fields(chunk) if title is None else None
+    if labelled is not None:
+        title, authors = labelled
+    else:
+        authors = ()
+    return Entry(
+        position=position,
+        line=start,
+        text=" ".join(chunk),
+        line_breaks=_line_breaks(chunk),
+        title=title.title if isinstance(title, _Sponsored) else title,
+        authors=authors,
+        # An advertisement is the newsletter's own notice, not a paper.
+        outside_paper=isinstance(title, _Sponsored),
+    )
+
+
+#: A labelled line of a paragraph that names its own fields (:func:`_labelled_fields`).
+_LABELLED_FIELD = re.compile(r"\A(Title|Authors?|Abstract|Summary)\s*:\s*(.*)\Z", re.IGNORECASE)
+
+
+def _labelled_fields(lines: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The title and authors of a paragraph that labels its lines: a first line ``Title:
+    …``, then ``Authors: …`` and ``Abstract: …`` (or ``Summary:``), one field each, as a
+    conference's export of selected papers writes them; else None.
+
+    A line without a label continues the field above it (a wrapped title or author
+    list). The abstract stays the paragraph's text: the cleaner drops the labelled
+    metadata lines ahead of the abstract (:mod:`paperwatch.ingest.clean`).
+    """
+    if lines[0][:5].lower() != "title" or len(lines) < 2:
+        return None
+    fields: dict[str, str] = {}
+    label = ""
+    for line in lines:
+        found = _LABELLED_FIELD.match(line)
+        if found is not None:
+            label = found.group(1).lower().rstrip("s").replace("summary", "abstract")
+            fields[label] = found.group(2).strip()
+        elif label:
+            fields[label] = f"{fields[label]} {line}".strip()
+    if not fields.get("title") or "abstract" not in fields:
+        return None
+    names = _ARXIV_AUTHORS_SPLIT.split(fields.get("author", ""))
+    return fields["title"], tuple(n for n in names if n)
 
 
 def _arxiv_block(lines: list[str]) -> _ArxivBlock | None:

@@ -63,12 +63,15 @@ from paperwatch.ingest.parse import (
     person_names,
 )
 from paperwatch.ingest.readers.markdown_blocks import (
+    LABEL,
     TAG,
     Paper,
     decode_references,
     html_text,
     inline_text,
+    label_kind,
     line_texts,
+    opens_with_title_label,
 )
 from paperwatch.ingest.readers.markdown_tables import (
     html_tables,
@@ -86,44 +89,6 @@ from paperwatch.ingest.readers.records import (
     record_entry,
 )
 
-#: A labelled line: ``**Authors:** …``, ``- Link: …``, ``__Abstract__: …``.
-_LABEL = re.compile(
-    r"""\A[\s>*_\-+•·]*(?P<label>
-        Abstract|Summary|TL;?DR|Authors?|Author\(s\)|Links?|URL|PDF|Paper|arXiv(?:\s+ID)?|DOI
-      | OpenReview|Code|Project(?:\s+page)?|Keywords?|Comments?|Subjects?|Categor(?:y|ies)|Venue
-      | Affiliations?|Date|Published|Submitted|Tags|Title|Analysis|Relevance|Score|Rating
-      | PDF\s+Summary|摘要|作者|原文链接|链接|标题|发布日期|论文(?:下载)?(?:链接|地址)?|代码|开源代码
-      | 更新日期|分类|备注|关键词
-    )[*_]*\s*[:：][*_]*\s*(?P<value>.*)\Z""",
-    re.VERBOSE | re.IGNORECASE,
-)
-_LABEL_KIND = {
-    "abstract": "abstract",
-    "summary": "abstract",
-    "摘要": "abstract",
-    "authors": "authors",
-    "author": "authors",
-    "author(s)": "authors",
-    "作者": "authors",
-    "title": "title",
-    "标题": "title",
-    "link": "url",
-    "links": "url",
-    "url": "url",
-    "pdf": "url",
-    "paper": "url",
-    "链接": "url",
-    "原文链接": "url",
-    "论文": "url",
-    "论文链接": "url",
-    "论文地址": "url",
-    "论文下载链接": "url",
-    "论文下载地址": "url",
-    "arxiv": "arxiv",
-    "arxiv id": "arxiv",
-    "doi": "doi",
-    "openreview": "url",
-}
 #: A list number before a title: ``[3]``, ``3.``, ``#3``, ``(3)``.
 _TITLE_NUMBER = re.compile(r"\A\s*(?:\[(\d{1,5})\]|#?(\d{1,5})[.):]|\((\d{1,5})\))\s+")
 _DETAILS_OPEN = re.compile(r"<details\b", re.IGNORECASE)
@@ -189,7 +154,7 @@ def _fields_before_rules(tokens: list[Token]) -> list[Token]:
             token.type == "heading_open"
             and token.markup == "-"
             and index + 2 < len(tokens)
-            and _LABEL.match(tokens[index + 1].content.split("\n", 1)[0])
+            and LABEL.match(tokens[index + 1].content.split("\n", 1)[0])
         ):
             inline, close = tokens[index + 1], tokens[index + 2]
             end = (token.map or [0, 0])[1]
@@ -373,9 +338,30 @@ class _Walk:
             _paragraph(to_do, token, first_line)
             self.to_dos.append(to_do)
             return
+        elif self.paper.has_content() and opens_with_title_label(token):
+            self._next_labelled_paper(first_line)
         _paragraph(self.paper, token, first_line)
         if self.by_paragraph:
             self.close()
+
+    def _next_labelled_paper(self, first_line: int) -> None:
+        """A ``Title:`` line after a paper with a title or text opens the next paper (the
+        items of an LLM digest: ``1. **Title:** …``, then ``- **Authors:** …``, ``- **Abstract:**
+        …``, all under one heading). A heading above the first item with nothing under it
+        is the digest's header when it reads as one (:func:`parse_header`)."""
+        paper = self.paper
+        assert paper is not None
+        heading_only = (
+            paper.title is not None
+            and not paper.title_labelled
+            and not (paper.abstract or paper.body or paper.authors or paper.urls)
+        )
+        if heading_only and self.header is None and not self.papers:
+            self.header = parse_header(paper.title or "")
+            if self.header is not None:
+                self.paper = None
+        self.close()
+        self.paper = Paper(line=first_line)
 
 
 #: What may stand before a bold title in its line: an arXiv category tag (``[cs.CL]``).
@@ -406,7 +392,7 @@ def _bold_title(token: Token) -> tuple[str, str] | None:
             parts.append(" ")
         end += 1
     title = " ".join("".join(parts).split())
-    if len(title.split()) < _MIN_TITLE_WORDS or title.endswith((":", "：")) or _LABEL.match(title):
+    if len(title.split()) < _MIN_TITLE_WORDS or title.endswith((":", "：")) or LABEL.match(title):
         return None
     rest = "".join(c.content for c in children[end + 1 :] if c.type in ("text", "code_inline"))
     return title, rest
@@ -446,6 +432,11 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]
         if token.type == "list_item_close" and token.level == item_level:
             _keep(papers, paper)
             paper, item_level = None, None
+            continue
+        if token.type == "code_block" and paper is not None:
+            # An indented block under a title is its summary, not code (the form of
+            # digests that indent each abstract by four spaces).
+            _keep_block(paper, token, markup=False)
             continue
         if token.type != "inline" or token.map is None:
             continue
@@ -500,7 +491,7 @@ def _checkbox_item(tokens: list[Token], index: int) -> Paper | None:
         len(lines) > 2
         or not low <= len(title.split()) <= high
         or title.endswith((".", ":", "：", ";", ","))
-        or _LABEL.match(title)
+        or LABEL.match(title)
     ):
         return None
     paper = Paper(line=inline.map[0] + 1, title=title, urls=list(lines[0][1]))
@@ -623,6 +614,11 @@ def _title_paper(
     bare = first_url(rest)
     if bare:
         paper.urls.append(bare)
+    # A line of names right under the title in its block is the authors
+    # (``L. Moreau; J. Okonkwo``).
+    below = decode_references(tokens[index].content).split("\n")[1:2]
+    if below and (names := person_names(below[0])) is not None:
+        paper.authors = names
     opener = tokens[index - 2] if index >= 2 else None
     item_level = opener.level if opener is not None and opener.type == "list_item_open" else None
     return paper, item_level
@@ -711,9 +707,9 @@ def _paragraph(paper: Paper, token: Token, first_line: int) -> None:
         paper.current = None  # a new block: a labelled field does not run on into it
     for offset, line in enumerate(decode_references(token.content).split("\n")):
         number = first_line + offset
-        label = _LABEL.match(line)
+        label = LABEL.match(line)
         if label:
-            kind = _LABEL_KIND.get(" ".join(label.group("label").lower().split()), "other")
+            kind = label_kind(label)
             paper.current = kind
             unlabelled_links = False
             _labelled_field(paper, kind, label.group("value").strip(), number)
@@ -738,6 +734,7 @@ def _labelled_field(paper: Paper, kind: str, value: str, number: int) -> None:
         paper.authors = author_names(_strip_emphasis(value))
     elif kind == "title" and not paper.title:
         paper.title = _strip_emphasis(value) or None
+        paper.title_labelled = True
     elif kind in ("url", "arxiv"):
         if kind == "arxiv":
             paper.arxiv = arxiv_id(_strip_emphasis(value)) or arxiv_id(first_url(value))

@@ -1,6 +1,6 @@
 """What the rules of the Markdown reader (:mod:`paperwatch.ingest.readers.markdown`) share:
-the paper being read (:class:`Paper`), the text of inline tokens and HTML lines, and
-CommonMark's decoding of character references."""
+the paper being read (:class:`Paper`), the text of inline tokens and HTML lines,
+CommonMark's decoding of character references, and labelled lines (:data:`LABEL`)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ class Paper:
     blocks: list[tuple[int, str]] = field(default_factory=list)
     original_abstract: bool = False  # the abstract came from a section marked original
     outside: bool = False  # a block of prose outside any paper (before the first, …)
+    title_labelled: bool = False  # the title came from a ``Title:`` line, not a heading
 
     def has_content(self) -> bool:
         return bool(self.title or self.abstract or self.body or self.urls or self.authors)
@@ -109,3 +110,55 @@ def inline_text(token: Token) -> tuple[str, list[str]]:
     lines = line_texts(token)
     text = " ".join(" ".join(line for line, _ in lines).split())
     return text, [link for _, links in lines for link in links]
+
+
+#: A labelled line: ``**Authors:** …``, ``- Link: …``, ``__Abstract__: …``.
+LABEL = re.compile(
+    r"""\A[\s>*_\-+•·]*(?P<label>
+        Abstract|Summary|TL;?DR|Authors?|Author\(s\)|Links?|URL|PDF|Paper|arXiv(?:\s+ID)?|DOI
+      | OpenReview|Code|Project(?:\s+page)?|Keywords?|Comments?|Subjects?|Categor(?:y|ies)|Venue
+      | Affiliations?|Date|Published|Submitted|Tags|Title|Analysis|Relevance|Score|Rating
+      | PDF\s+Summary|摘要|作者|原文链接|链接|标题|发布日期|论文(?:下载)?(?:链接|地址)?|代码|开源代码
+      | 更新日期|分类|备注|关键词|Relevancy(?:\s+score)?|Reasons?\s+for\s+(?:the\s+)?match
+    )[*_]*\s*[:：][*_]*\s*(?P<value>.*)\Z""",
+    re.VERBOSE | re.IGNORECASE,
+)
+LABEL_KIND = {
+    "abstract": "abstract",
+    "summary": "abstract",
+    "摘要": "abstract",
+    "authors": "authors",
+    "author": "authors",
+    "author(s)": "authors",
+    "作者": "authors",
+    "title": "title",
+    "标题": "title",
+    "link": "url",
+    "links": "url",
+    "url": "url",
+    "pdf": "url",
+    "paper": "url",
+    "链接": "url",
+    "原文链接": "url",
+    "论文": "url",
+    "论文链接": "url",
+    "论文地址": "url",
+    "论文下载链接": "url",
+    "论文下载地址": "url",
+    "arxiv": "arxiv",
+    "arxiv id": "arxiv",
+    "doi": "doi",
+    "openreview": "url",
+}
+
+
+def opens_with_title_label(token: Token) -> bool:
+    """Whether the block's first line is a labelled title (``**Title:** …``)."""
+    label = LABEL.match(token.content.split("\n", 1)[0])
+    return label is not None and label_kind(label) == "title"
+
+
+def label_kind(label: re.Match[str]) -> str:
+    """The field a matched :data:`_LABEL` line fills (``other`` for a label paperwatch
+    does not store)."""
+    return LABEL_KIND.get(" ".join(label.group("label").lower().split()), "other")
