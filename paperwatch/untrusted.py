@@ -246,8 +246,13 @@ def safe_entry(entry: Entry) -> Entry:
 
 
 def safe_header(header: Header | None) -> Header | None:
-    """``header`` with its venue as one safe line of at most :data:`MAX_VENUE_CHARS`."""
+    """``header`` with its venue as one safe line of at most :data:`MAX_VENUE_CHARS`, and
+    its line and label as safe lines (:func:`one_line_text`: control and bidi characters
+    dropped); the same object when nothing changes."""
     if header is None:
         return None
     venue = shorten(one_line_text(header.venue), MAX_VENUE_CHARS)
-    return header if venue == header.venue else dataclasses.replace(header, venue=venue)
+    text, label = one_line_text(header.text), one_line_text(header.label)
+    if (venue, text, label) == (header.venue, header.text, header.label):
+        return header
+    return dataclasses.replace(header, venue=venue, text=text, label=label)

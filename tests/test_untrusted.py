@@ -371,3 +371,14 @@ def test_a_decoded_markdown_reference_is_text_in_the_report_not_markup() -> None
     assert "Q&amp;A &lt;b&gt;bold&lt;/b&gt;" in report.html
     assert check_email_safety(report.html) == []
     _assert_inert(report.html, report.text)
+
+
+@pytest.mark.parametrize("fmt", ["text", "lines"])
+def test_a_plain_header_line_loses_its_control_and_bidi_characters(fmt: str) -> None:
+    # The header line becomes the venue of the mail's Subject and the report's heading.
+    text = "ICML\x1b[2J\x07 2026\u200f\u2066 accepted \u202epapers\n\nWe study a thing.\n"
+    listing = read_text(fmt, text, "x.txt")
+    assert listing.header is not None
+    assert (listing.header.venue, listing.header.year) == ("ICML [2J", 2026)
+    assert listing.header.text == "ICML [2J 2026 accepted papers"
+    assert all(c.isprintable() for c in listing.header.text + listing.header.label)

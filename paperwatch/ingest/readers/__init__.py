@@ -229,8 +229,8 @@ def reader(fmt: str) -> ModuleType:
 
 def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
     """Read decoded ``text`` as ``fmt``; the record fields of a structured format (title,
-    authors, url, external id, venue), and the titles the text formats find, made safe
-    (:func:`paperwatch.untrusted.safe_entry`).
+    authors, url, external id, venue), the titles the text formats find, and every
+    format's header made safe (:func:`paperwatch.untrusted.safe_entry`, ``safe_header``).
 
     Raises:
         ReaderError: the text is not valid in that format (line and detail).
@@ -243,11 +243,16 @@ def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
         read(text, name, lines=fmt == "jsonl") if fmt in ("json", "jsonl") else read(text, name)
     )
     if fmt in ("text", "lines"):
+        # The header line goes to the mail's Subject and the report's heading: made safe
+        # as any venue. A title from the text itself (a read-time title, a Refer ``%T``
+        # line): capped.
+        header = safe_header(listing.header)
         if not any(entry.title for entry in listing.entries):
-            return listing
-        # A title from the text itself (a read-time title, a Refer ``%T`` line): capped.
+            return (
+                listing if header is listing.header else dataclasses.replace(listing, header=header)
+            )
         entries = [safe_entry(entry) if entry.title else entry for entry in listing.entries]
-        return dataclasses.replace(listing, entries=entries)
+        return dataclasses.replace(listing, header=header, entries=entries)
     return dataclasses.replace(
         listing,
         header=safe_header(listing.header),
