@@ -242,21 +242,16 @@ def read_text(fmt: str, text: str, name: str = "<text>") -> Listing:
     listing = (
         read(text, name, lines=fmt == "jsonl") if fmt in ("json", "jsonl") else read(text, name)
     )
-    if fmt in ("text", "lines"):
-        # The header line goes to the mail's Subject and the report's heading: made safe
-        # as any venue. A title from the text itself (a read-time title, a Refer ``%T``
-        # line): capped.
-        header = safe_header(listing.header)
-        if not any(entry.title for entry in listing.entries):
-            return (
-                listing if header is listing.header else dataclasses.replace(listing, header=header)
-            )
-        entries = [safe_entry(entry) if entry.title else entry for entry in listing.entries]
-        return dataclasses.replace(listing, header=header, entries=entries)
+    # The header goes to the mail's Subject and the report's heading, whatever the format.
+    # The text formats' entries are their own text; only a title they find (a read-time
+    # title, a Refer ``%T`` line) is capped.
+    plain = fmt in ("text", "lines")
     return dataclasses.replace(
         listing,
         header=safe_header(listing.header),
-        entries=[safe_entry(entry) for entry in listing.entries],
+        entries=[
+            safe_entry(entry) if entry.title or not plain else entry for entry in listing.entries
+        ],
     )
 
 
