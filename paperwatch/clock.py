@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
-_WEEK = re.compile(r"^(?P<year>\d{4})-W(?P<week>\d{2})$")
+_WEEK = re.compile(r"\A(?P<year>\d{4})-W(?P<week>\d{2})\Z")
+# ISO years a report can cover: it reads up to 104 earlier weeks (the baseline) and ends
+# at the next Monday, and Python's dates stop at the years 1 and 9999.
+FIRST_YEAR, LAST_YEAR = 1900, 9998
 
 
 def now_utc() -> datetime:
@@ -26,7 +29,8 @@ def parse_as_of(value: str | None, tz: tzinfo) -> datetime:
     ``2026-11-23T09:00``) is read in ``tz``; a date alone means its midnight.
 
     Raises:
-        ValueError: the value is not ISO 8601.
+        ValueError: the value is not ISO 8601, or its year is outside
+            ``FIRST_YEAR``-``LAST_YEAR``.
     """
     if value is None:
         return now_utc()
@@ -39,9 +43,14 @@ def parse_as_of(value: str | None, tz: tzinfo) -> datetime:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=tz)
     try:
-        return parsed.astimezone(UTC)
+        moment = parsed.astimezone(UTC)
     except OverflowError:
-        raise ValueError(f"--as-of {value!r} is out of range") from None
+        moment = None
+    if moment is None or not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise ValueError(
+            f"--as-of {value!r} is outside the years {FIRST_YEAR}-{LAST_YEAR} paperwatch reports on"
+        )
+    return moment
 
 
 def iso_week(moment: datetime, tz: tzinfo) -> str:
@@ -75,12 +84,18 @@ def parse_week(week: str) -> tuple[int, int]:
     """Split ``YYYY-Www`` into (ISO year, ISO week), checking the week exists.
 
     Raises:
-        ValueError: not of that form, or week 53 in a year that has 52.
+        ValueError: not exactly of that form (white space around it too: the week names
+            the report's files), week 53 in a year that has 52, or a year outside
+            ``FIRST_YEAR``-``LAST_YEAR``.
     """
-    match = _WEEK.match(week.strip())
+    match = _WEEK.match(week)
     if not match:
         raise ValueError(f"week {week!r} is not an ISO week like 2026-W48")
     year, number = int(match.group("year")), int(match.group("week"))
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise ValueError(
+            f"week {week!r} is outside the ISO years {FIRST_YEAR}-{LAST_YEAR} paperwatch reports on"
+        )
     try:
         date.fromisocalendar(year, number, 1)
     except ValueError:

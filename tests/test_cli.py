@@ -77,6 +77,34 @@ def test_bad_as_of_is_a_clear_error(tmp_path: Path) -> None:
     assert "is not an ISO 8601 date" in result.output
 
 
+@pytest.mark.parametrize(
+    ("week", "reason"),
+    [
+        ("2026-W48\n", "is not an ISO week like 2026-W48"),
+        ("2026-W48 ", "is not an ISO week like 2026-W48"),
+        (" 2026-W48", "is not an ISO week like 2026-W48"),
+        ("0001-W01", "is outside the ISO years 1900-9998 paperwatch reports on"),
+        ("9999-W52", "is outside the ISO years 1900-9998 paperwatch reports on"),
+    ],
+)
+def test_a_week_the_report_cannot_name_or_cover_is_refused(
+    tmp_path: Path, week: str, reason: str
+) -> None:
+    out = tmp_path / "out"
+    args = ["report", "--database", str(tmp_path / "p.duckdb"), "--report-dir", str(out)]
+    result = runner.invoke(app, [*args, "--week", week])
+    assert result.exit_code == 2
+    assert f"error: week {week!r} {reason}" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("as_of", ["0001-01-01", "9999-12-31T23:00-05:00"])
+def test_an_as_of_outside_the_reported_years_is_refused(tmp_path: Path, as_of: str) -> None:
+    result = runner.invoke(app, ["ingest", "--folder", str(tmp_path), "--as-of", as_of])
+    assert result.exit_code == 2
+    assert f"--as-of {as_of!r} is outside the years 1900-9998" in result.output
+
+
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", "--folder", str(tmp_path / "nope")])
     assert result.exit_code == 1

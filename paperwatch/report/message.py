@@ -49,7 +49,7 @@ __all__ = [
     "validate_header_value",
 ]
 
-_WEEK = re.compile(r"^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$")
+_WEEK = re.compile(r"\A\d{4}-W(0[1-9]|[1-4]\d|5[0-3])\Z")
 # CR, LF, NUL and the other C0 controls except TAB, DEL, and the characters Python's
 # str.splitlines() (used by the email package when folding) treats as line breaks.
 _HEADER_BREAKS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
