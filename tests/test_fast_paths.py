@@ -207,6 +207,18 @@ def test_split_lines_is_the_line_break_regex(text: str) -> None:
     assert parse.split_lines(text) == _LINE_BREAK.split(text)
 
 
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_BREAKS)
+def test_line_numbers_count_what_an_editor_counts(text: str) -> None:
+    lines = parse.split_lines(text)
+    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    assert len(starts) == len(lines)
+    editor = [1 + len(re.findall("\r\n|[\r\n]", text[:start])) for start in starts]
+    assert list(parse.line_numbers(text, lines)) == editor
+    pieces = re.split("\r\n|[\r\n]", text)
+    assert parse.text_line_count(text) == len(pieces) - (1 if pieces[-1] == "" else 0)
+
+
 def test_split_lines_edges() -> None:
     assert parse.split_lines("") == [""]
     assert parse.split_lines("a\r\nb\r") == ["a", "b", ""]

@@ -12,6 +12,7 @@ from paperwatch.ingest.parse import (
     parse_listing,
     sequence_number,
 )
+from paperwatch.ingest.readers.lines import read_text as read_lines_text
 
 from .conftest import SEEDS
 
@@ -150,6 +151,17 @@ def test_form_feed_and_unicode_separators_break_lines() -> None:
     listing = parse_listing(f"{HEADER}\u2029\u2029{A}\f\f{B}\x0b\x0b{C}\u2028")
     assert listing.header is not None
     assert texts(listing) == [A, B, C]
+
+
+def test_lines_after_a_form_feed_are_numbered_as_an_editor_numbers_them() -> None:
+    """A page break or U+2028 ends a paragraph but not a line of the count: an error
+    then names the line ``grep -n`` shows."""
+    listing = parse_listing(f"{HEADER}\n\n{A}\f\n{B}\u2028{C}\n\n\f\fD\n")
+    assert [(e.line, e.text) for e in listing.entries] == [(3, A), (4, f"{B} {C}"), (6, "D")]
+    assert listing.line_count == 6
+    one_per_line = read_lines_text(f"{A}\f{B}\x0b\n\x85{C}\r\n")
+    assert [(e.line, e.text) for e in one_per_line.entries] == [(1, A), (1, B), (2, C)]
+    assert one_per_line.line_count == 2
 
 
 def test_a_date_written_before_the_year_is_not_part_of_the_venue() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _BOM = "\ufeff"
@@ -26,6 +27,9 @@ _BOM = "\ufeff"
 #: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
 _LINE_BREAK_CHARS = "\r\n\v\f\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"\r\n|[{_LINE_BREAK_CHARS}]")
+#: The breaks of _LINE_BREAK an editor does not count as a new line, and those it does.
+_QUIET_BREAK = re.compile("[\v\f\x85\u2028\u2029]")
+_EDITOR_BREAK = re.compile("\r\n|[\r\n]")
 #: The header: a short first line holding a venue and a four-digit year, and
 #: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
 _HEADER = re.compile(
@@ -183,6 +187,28 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def line_numbers(text: str, lines: list[str]) -> Sequence[int]:
+    """The 1-based line, as an editor or ``grep -n`` counts it, of each of ``lines``.
+
+    ``lines`` is :func:`split_lines` of ``text``. Editors break lines at LF, CRLF and CR
+    only; a form feed, vertical tab, NEL or U+2028/U+2029 also ends one of ``lines``
+    but not the count, so an error names the line the user will find.
+    """
+    if not _QUIET_BREAK.search(text):
+        return range(1, len(lines) + 1)
+    numbers, number = [1], 1
+    for separator in _LINE_BREAK.findall(text):
+        number += separator in ("\n", "\r", "\r\n")
+        numbers.append(number)
+    return numbers
+
+
+def text_line_count(text: str) -> int:
+    """The number of lines an editor shows for ``text`` (LF, CRLF and CR break; none: 0)."""
+    count = len(_EDITOR_BREAK.findall(text))
+    return count + (0 if not text or text[-1] in "\r\n" else 1)
+
+
 def parse_header(line: str) -> Header | None:
     """Recognise a header line (venue, year, label), or return None for an abstract.
 
@@ -222,8 +248,8 @@ def parse_listing(text: str) -> Listing:
         A :class:`Listing`. The header is taken from the first paragraph when that
         paragraph is a single line that :func:`parse_header` recognises; otherwise
         the first paragraph is an entry. Entries are numbered from 1; ``line`` is
-        the 1-based line of the entry's first line (after CRLF/CR are normalised
-        to LF). An empty file gives no header and no entries.
+        the 1-based line of the entry's first line, as an editor counts it
+        (:func:`line_numbers`). An empty file gives no header and no entries.
     """
     if text.startswith(_BOM):
         text = text[1:]
@@ -231,7 +257,7 @@ def parse_listing(text: str) -> Listing:
     paragraphs: list[tuple[int, list[str]]] = []
     current: list[str] = []
     start = 0
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in zip(line_numbers(text, lines), lines, strict=True):
         stripped = "" if is_blank(raw) else raw.strip()
         if stripped:
             if not current:
@@ -278,8 +304,7 @@ def parse_listing(text: str) -> Listing:
             )
             continue
         entries.append(_paragraph_entry(i, start, chunk, title))
-    line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
-    return Listing(header=header, entries=entries, line_count=line_count)
+    return Listing(header=header, entries=entries, line_count=text_line_count(text))
 
 
 #: A newsletter's read-time marker ending a title: ``(4 minute read)``, ``(12 min read)``.

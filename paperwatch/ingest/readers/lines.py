@@ -31,9 +31,10 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     """Entries of ``text``, one per non-blank line (1-based ``line`` as in the file).
 
     The first non-blank line is the header when :func:`paperwatch.ingest.parse.parse_header`
-    recognises it. Line breaks are LF, CRLF or CR.
+    recognises it. A form feed, vertical tab, NEL or U+2028/U+2029 ends a line too, but
+    ``line`` counts LF, CRLF and CR only (:func:`paperwatch.ingest.parse.line_numbers`).
     """
-    from paperwatch.ingest.parse import split_lines
+    from paperwatch.ingest.parse import line_numbers, split_lines, text_line_count
 
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -42,7 +43,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     entries: list[Entry] = []
     title: str | None = None
     open_entry = False  # the last entry's line did not end a sentence: the next continues it
-    for number, raw in enumerate(raw_lines, start=1):
+    for number, raw in zip(line_numbers(text, raw_lines), raw_lines, strict=True):
         if is_blank(raw):
             continue
         line = raw.strip()
@@ -65,6 +66,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
             entries.append(Entry(position=len(entries) + 1, line=number, text=line, title=title))
             title = None
         open_entry = not line.endswith(_SENTENCE_END)
-    line_count = len(raw_lines) - (1 if raw_lines and raw_lines[-1] == "" else 0)
-    listing = Listing(header=header, entries=entries, line_count=line_count, format="lines")
+    listing = Listing(
+        header=header, entries=entries, line_count=text_line_count(text), format="lines"
+    )
     return replace(listing)
