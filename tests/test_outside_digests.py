@@ -681,3 +681,21 @@ def test_summaries_indented_under_bold_titles_are_abstracts_not_code() -> None:
             "and plan footsteps that keep the slip below a centimetre.",
         ),
     ]
+
+
+def test_a_feed_whose_items_hold_content_encoded_only() -> None:
+    fmt, listing = _read("content_encoded_feed.rss")
+    assert fmt == "feed"
+    assert [(e.line, e.title, e.authors) for e in listing.entries] == [
+        (6, "Tidal Caches: Eviction That Follows the Query Mix", ("Ines Varga", "Tomas Reyes")),
+        (13, "Sparse Probes for Speech Tokenizers", ("Kofi Mensah",)),
+    ]
+    first, second = (e.text for e in listing.entries)
+    assert first.startswith("Key-value caches of long-context models are evicted by fixed rules")
+    assert "queries & keep the cache" in first and "96 % of full-cache" in first
+    assert second == (
+        "Speech tokenizers are compared by reconstruction error alone, which hides whether "
+        "their units carry phonetic content. We fit sparse linear probes on frozen units of "
+        "six tokenizers. Probes recover phone identity far better from the smaller codebooks "
+        "than reconstruction scores suggest."
+    )

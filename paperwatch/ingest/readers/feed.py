@@ -61,11 +61,16 @@ def _summary_text(entry: feedparser.FeedParserDict) -> str | None:
 
 def _as_text(entry: dict[str, Any], key: str) -> str | None:
     """An entry's ``key`` (``summary``, ``title``) as text: HTML content
-    (``type="html"``) without its tags and with its character references decoded."""
+    (``type="html"``) without its tags and with its character references decoded.
+
+    feedparser fills ``summary`` from the first ``content`` (RSS ``content:encoded``) when
+    the entry has no summary of its own, and gives its type there only."""
     value = entry.get(key)
     if not value:
         return None
     detail = entry.get(f"{key}_detail") or {}
+    if not detail and key == "summary" and entry.get("content"):
+        detail = entry["content"][0]
     if "html" in str(detail.get("type", "")):
         value = html.unescape(_TAG.sub(" ", value))
     return str(value)
