@@ -699,3 +699,51 @@ def test_a_feed_whose_items_hold_content_encoded_only() -> None:
         "six tokenizers. Probes recover phone identity far better from the smaller codebooks "
         "than reconstruction scores suggest."
     )
+
+
+def test_a_google_scholar_alert_saved_as_text() -> None:
+    """Title lines, the ``names - venue, year`` line, the snippet: the snippet is the
+    abstract; a result without one has none; the alert's footer is no paper."""
+    fmt, listing = _read("scholar_alert.txt")
+    assert fmt == "text"
+    assert [
+        (e.line, e.title, e.authors, e.no_abstract, e.outside_paper) for e in listing.entries
+    ] == [
+        (
+            1,
+            "Tidal Caches: Eviction That Follows the Query Mix of Long-Context Sessions",
+            ("I Varga", "T Reyes", "K Mensah", "L Okoro"),
+            False,
+            False,
+        ),
+        (
+            7,
+            "Sparse Probes Show What Speech Tokenizers Keep",
+            ("K Mensah", "A de Vries"),
+            False,
+            False,
+        ),
+        (12, "A Field Guide to Cache Eviction", ("R Osei",), True, False),
+        (15, None, (), False, True),
+        (18, None, (), False, True),
+    ]
+    assert listing.entries[1].text == (
+        "Speech tokenizers are compared by reconstruction error alone, which hides whether "
+        "their units carry phonetic content. We fit sparse linear probes on frozen units …"
+    )
+    assert listing.entries[4].text == "LIST ALERTS CANCEL ALERT"
+
+
+def test_a_sentence_with_a_dash_and_a_year_is_no_scholar_source_line() -> None:
+    from paperwatch.ingest.parse import parse_listing
+
+    text = (
+        "Cache eviction for long sessions\n"
+        "KV caches - as deployed in 2026 - grow with every query, and we bound them.\n"
+    )
+    (entry,) = parse_listing(text).entries
+    assert (entry.title, entry.authors, entry.text) == (
+        None,
+        (),
+        " ".join(text.split("\n")).strip(),
+    )

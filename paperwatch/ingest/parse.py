@@ -369,7 +369,10 @@ def _paragraph_entry(
     position: int, start: int, chunk: list[str], title: str | _Sponsored | None
 ) -> Entry:
     """The entry of one paragraph (``chunk``, its first line ``start``), with the title of a
-    headline above it, or its own labelled title and authors (:func:`_labelled_fields`)."""
+    headline above it, or its own labelled title and authors (:func:`_labelled_fields`), or
+    a Google Scholar alert's result or footer (:func:`_scholar_entry`)."""
+    if title is None and (scholar := _scholar_entry(position, start, chunk)) is not None:
+        return scholar
     labelled = _labelled_fields(chunk) if title is None else None
     if labelled is not None:
         title, authors = labelled
@@ -384,6 +387,55 @@ def _paragraph_entry(
         authors=authors,
         # An advertisement is the newsletter's own notice, not a paper.
         outside_paper=isinstance(title, _Sponsored),
+    )
+
+
+#: A Google Scholar alert's source line under a result's title: authors as initials and
+#: surname, the list cut with "…", `` - ``, then the venue and year, maybe the site
+#: (``MS Stock, KK Harmon, JP Farthing… - Exercise and Sport …, 2026``).
+#: A surname opens with a capital, after at most two particles (``A de Vries``).
+_SCHOLAR_NAME = r"[A-Z]{1,4}(?: [a-z]{1,3}){0,2} [^\W\d_a-z][^\s,…]*(?:[ -][^\W\d_a-z][^\s,…]*)?"
+_SCHOLAR_SOURCE = re.compile(
+    rf"\A(?P<names>{_SCHOLAR_NAME}(?:, {_SCHOLAR_NAME})*)(?:…|\.\.\.)? - .*\b(?:19|20)\d\d\b"
+)
+#: The kind of link Scholar writes before a result's title.
+_SCHOLAR_MARK = re.compile(r"\A\[(?:PDF|HTML|LINK|BOOK|CITATION|DOC)\]\s*")
+#: The alert's own lines after the results.
+_SCHOLAR_FOOTER = re.compile(
+    r"\A(?:This message was sent by Google Scholar\b|This (?:Google Scholar )?alert is "
+    r"(?:sent|brought to you) by Google|(?:LIST|CANCEL) ALERTS?\Z)",
+    re.IGNORECASE,
+)
+
+
+def _scholar_entry(position: int, start: int, lines: list[str]) -> Entry | None:
+    """The entry of a Google Scholar alert's paragraph, or None for any other paragraph.
+
+    A result is one to three title lines (``[PDF]`` and the like dropped), the source line
+    (:data:`_SCHOLAR_SOURCE`: its names are the authors, ``…`` dropped), then the snippet,
+    which is the text; a result without a snippet has no abstract. The alert's footer
+    (:data:`_SCHOLAR_FOOTER`) is an entry outside any paper.
+    """
+    if _SCHOLAR_FOOTER.match(lines[0]):
+        return Entry(position, start, " ".join(lines), _line_breaks(lines), outside_paper=True)
+    for at in range(1, min(len(lines), 4)):
+        if " - " in lines[at] and (source := _SCHOLAR_SOURCE.match(lines[at])) is not None:
+            break
+    else:
+        return None
+    heading = [_SCHOLAR_MARK.sub("", line) for line in lines[:at]]
+    if heading[-1].endswith(".") or not heading[0]:
+        return None
+    names = tuple(n.rstrip(" .…") for n in source.group("names").split(", "))
+    title, snippet = " ".join(heading), lines[at + 1 :]
+    return Entry(
+        position=position,
+        line=start,
+        text=" ".join(snippet) if snippet else title,
+        line_breaks=_line_breaks(snippet),
+        title=title,
+        authors=names,
+        no_abstract=not snippet,
     )
 
 
