@@ -26,7 +26,7 @@ shape it reads is what digest generators and reading lists write::
   ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks and HTML are
   dropped.
 - A task list of titles (``- [ ] Title`` items, each maybe with a line of names under it)
-  gives one paper without an abstract per item (:func:`_checkbox_papers`).
+  gives one paper without an abstract per item (:func:`.markdown_lists.checkbox_papers`).
 - Prose outside any paper (a paragraph, list item or block quote before the first
   paper's heading, or between a section heading and the next paper) is not dropped:
   each block is an entry of its own, without a title, marked ``outside_paper``: the
@@ -67,12 +67,13 @@ from paperwatch.ingest.readers.markdown_blocks import (
     TAG,
     Paper,
     decode_references,
+    file_paragraph,
     html_text,
     inline_text,
-    label_kind,
-    line_texts,
+    keep,
     opens_with_title_label,
 )
+from paperwatch.ingest.readers.markdown_lists import CHECKBOX, checkbox_papers
 from paperwatch.ingest.readers.markdown_tables import (
     html_tables,
     pipe_cell,
@@ -81,8 +82,6 @@ from paperwatch.ingest.readers.markdown_tables import (
     table_rows,
 )
 from paperwatch.ingest.readers.records import (
-    arxiv_id,
-    author_names,
     external_id,
     first_url,
     one_line,
@@ -184,7 +183,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     if front:  # blank lines in its place keep the line numbers
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _fields_before_rules(_PARSER.parse(text))
-    listed = _checkbox_papers(tokens) or _title_block_papers(tokens)
+    listed = checkbox_papers(tokens) or _title_block_papers(tokens)
     header, papers = listed if listed is not None else _Walk(tokens).run()
     entries = [_entry(position, p) for position, p in enumerate(papers, start=1)]
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -240,7 +239,7 @@ class _Walk:
         if self.paper is not None and self.paper.has_content():
             self.papers.append(self.paper)
         self.paper = None
-        _keep(self.papers, *self.to_dos)
+        keep(self.papers, *self.to_dos)
         self.to_dos = []
 
     def run(self) -> tuple[Header | None, list[Paper]]:
@@ -326,21 +325,21 @@ class _Walk:
         if self.paper is None and self.level is not None:
             # Prose outside any paper (before the first): an entry per block, not dropped.
             outside = Paper(line=first_line, outside=True)
-            _paragraph(outside, token, first_line)
-            _keep(self.papers, outside)
+            file_paragraph(outside, token, first_line)
+            keep(self.papers, outside)
             return
         if self.paper is None or self.by_paragraph:
             self.close()
             self.paper = Paper(line=first_line)
-        elif (self.paper.abstract or self.paper.body) and _CHECKBOX.match(token.content):
+        elif (self.paper.abstract or self.paper.body) and CHECKBOX.match(token.content):
             # "- [ ] Reproduce table 2" under a paper's abstract: the reader's own note.
             to_do = Paper(line=first_line, outside=True)
-            _paragraph(to_do, token, first_line)
+            file_paragraph(to_do, token, first_line)
             self.to_dos.append(to_do)
             return
         elif self.paper.has_content() and opens_with_title_label(token):
             self._next_labelled_paper(first_line)
-        _paragraph(self.paper, token, first_line)
+        file_paragraph(self.paper, token, first_line)
         if self.by_paragraph:
             self.close()
 
@@ -422,7 +421,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]
 
     for index, token in enumerate(tokens):
         if token.type == "heading_open":
-            _keep(papers, paper, loose)
+            keep(papers, paper, loose)
             paper, loose, item_level = None, None, None
             in_heading = True
             continue
@@ -430,7 +429,7 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]
             in_heading = False
             continue
         if token.type == "list_item_close" and token.level == item_level:
-            _keep(papers, paper)
+            keep(papers, paper)
             paper, item_level = None, None
             continue
         if token.type == "code_block" and paper is not None:
@@ -447,149 +446,20 @@ def _title_block_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]
             continue
         found = _bold_title(token) if item_level is None else None
         if found is not None:
-            _keep(papers, paper, loose)
+            keep(papers, paper, loose)
             loose = None
             paper, item_level = _title_paper(tokens, index, found, line)
             continue
         if paper is not None:
-            _paragraph(paper, token, line)
+            file_paragraph(paper, token, line)
         else:  # before the first paper (the digest's prose), or interjected: an entry
             loose = loose or Paper(line=line, outside=not papers)
-            _paragraph(loose, token, line)
-    _keep(papers, paper, loose)
+            file_paragraph(loose, token, line)
+    keep(papers, paper, loose)
     return header, papers
 
 
 #: A task-list item's box, as GitHub writes one: ``[ ]``, ``[x]``, ``[X]``.
-_CHECKBOX = re.compile(r"\A\[[ xX]\][ \t]+(?=\S)")
-_CHECKBOX_TITLE_WORDS = (2, 30)
-#: A paragraph outside the list with this many words is prose a paper might own.
-_PROSE_MIN_WORDS = 15
-
-
-def _checkbox_item(tokens: list[Token], index: int) -> Paper | None:
-    """The title-only paper of the task-list item opening at ``tokens[index]``, or None.
-
-    The item must be one paragraph of one or two lines: ``[ ] Title`` (2 to 30 words, not
-    ending as a sentence or a label does), then optionally a line of names
-    (:func:`person_names`, which become the authors). None for any other item."""
-    inline = tokens[index + 2] if index + 4 < len(tokens) else None
-    if (
-        inline is None
-        or tokens[index + 1].type != "paragraph_open"
-        or inline.type != "inline"
-        or inline.map is None
-        or not _CHECKBOX.match(inline.content)
-        or tokens[index + 3].type != "paragraph_close"
-        or tokens[index + 4].type != "list_item_close"
-    ):
-        return None
-    lines = line_texts(inline)
-    title = _CHECKBOX.sub("", lines[0][0])
-    low, high = _CHECKBOX_TITLE_WORDS
-    if (
-        len(lines) > 2
-        or not low <= len(title.split()) <= high
-        or title.endswith((".", ":", "：", ";", ","))
-        or LABEL.match(title)
-    ):
-        return None
-    paper = Paper(line=inline.map[0] + 1, title=title, urls=list(lines[0][1]))
-    if len(lines) == 2:
-        names = person_names(lines[1][0])
-        if names is None:
-            return None
-        paper.authors = names
-    return paper
-
-
-def _links_only(token: Token) -> bool:
-    """True for an inline token that is nothing but links (and separators between them):
-    a navigation list's item, with no prose of its own."""
-    children = token.children or []
-    depth, links = 0, 0
-    for child in children:
-        if child.type == "link_open":
-            depth, links = depth + 1, links + 1
-        elif child.type == "link_close":
-            depth -= 1
-        elif depth:
-            continue  # a link's own text
-        elif child.type == "text":
-            if child.content.strip(" |·•,-–"):
-                return False
-        elif child.type not in ("softbreak", "hardbreak"):
-            return False
-    return links > 0
-
-
-def _checkbox_papers(tokens: list[Token]) -> tuple[Header | None, list[Paper]] | None:
-    """The papers of a digest that is a task list of titles, or None.
-
-    Such a digest writes each paper as ``- [ ] Title`` (or ``- [x] Title``) with its
-    authors on the next line, under section headings. The shape holds when at least two
-    list items start with a box and are titles (:func:`_checkbox_item`), at least as many
-    as the boxed items that are not, and no paragraph outside a list has 15 or more words
-    (an abstract under a heading: then the headings are the papers, and a box is a
-    reader's to-do). Each title item is one paper without an abstract; headings are
-    sections (one before the first paper is the header when it names a venue and year); a
-    list item of links only (a digest's navigation) is dropped; other blocks, a boxed item
-    that is no title among them, are entries of their own (marked ``outside`` before the
-    first paper: the digest's own prose), judged as abstracts are.
-    """
-    boxes = [
-        i
-        for i, t in enumerate(tokens[:-2])
-        if t.type == "list_item_open"
-        and tokens[i + 2].type == "inline"
-        and _CHECKBOX.match(tokens[i + 2].content)
-    ]
-    if len(boxes) < 2:
-        return None
-    items = {i: _checkbox_item(tokens, i) for i in boxes}
-    titles = sum(paper is not None for paper in items.values())
-    if titles < 2 or titles < len(items) - titles:
-        return None
-    in_list = 0
-    for index, token in enumerate(tokens):
-        if token.type in ("list_item_open", "list_item_close"):
-            in_list += token.nesting
-        elif (
-            token.type == "inline"
-            and not in_list
-            and tokens[index - 1].type == "paragraph_open"
-            and len(token.content.split()) >= _PROSE_MIN_WORDS
-        ):
-            return None
-    header: Header | None = None
-    papers: list[Paper] = []
-    in_heading, skip_until = False, -1
-    for index, token in enumerate(tokens):
-        if index <= skip_until:
-            continue
-        paper = items.get(index)
-        if paper is not None:
-            papers.append(paper)
-            skip_until = index + 4
-        elif token.type in ("heading_open", "heading_close"):
-            in_heading = token.type == "heading_open"
-        elif token.type != "inline" or token.map is None:
-            continue
-        elif in_heading:
-            if header is None and not papers:
-                header = parse_header(inline_text(token)[0])
-        elif not _links_only(token):
-            outside = Paper(line=token.map[0] + 1, outside=not papers)
-            _paragraph(outside, token, token.map[0] + 1)
-            _keep(papers, outside)
-    return header, papers
-
-
-def _keep(papers: list[Paper], *done: Paper | None) -> None:
-    """Append to ``papers`` those of ``done`` that have content."""
-    papers.extend(p for p in done if p is not None and p.has_content())
-
-
 def _title_blocks_dominate(tokens: list[Token]) -> bool:
     """At least two blocks start with a bold title, and at least twice as many as the
     headings of the level used most."""
@@ -697,56 +567,6 @@ def _inside_table_or_code(tokens: list[Token], index: int) -> bool:
     mode, so this guards only a parser with tables enabled)."""
     previous = tokens[index - 1] if index else None
     return previous is not None and previous.type in ("th_open", "td_open")
-
-
-def _paragraph(paper: Paper, token: Token, first_line: int) -> None:
-    """File the lines of one paragraph (or block quote, or list item) of a paper."""
-    _, links = inline_text(token)
-    unlabelled_links = True
-    if paper.current not in ("abstract", "body", "section"):
-        paper.current = None  # a new block: a labelled field does not run on into it
-    for offset, line in enumerate(decode_references(token.content).split("\n")):
-        number = first_line + offset
-        label = LABEL.match(line)
-        if label:
-            kind = label_kind(label)
-            paper.current = kind
-            unlabelled_links = False
-            _labelled_field(paper, kind, label.group("value").strip(), number)
-            continue
-        if paper.current == "abstract":
-            paper.abstract.append((number, line))
-        elif paper.current in (None, "body"):
-            paper.current = "body"
-            paper.body.append((number, line))
-        # a line continuing another field (a wrapped author list) is that field's
-    if unlabelled_links and paper.current == "body":
-        return
-    paper.urls.extend(links)
-
-
-def _labelled_field(paper: Paper, kind: str, value: str, number: int) -> None:
-    """File the value of a labelled line (``Authors: …``) of line ``number`` as ``kind``."""
-    if kind == "abstract":
-        if value:
-            paper.abstract.append((number, value))
-    elif kind == "authors":
-        paper.authors = author_names(_strip_emphasis(value))
-    elif kind == "title" and not paper.title:
-        paper.title = _strip_emphasis(value) or None
-        paper.title_labelled = True
-    elif kind in ("url", "arxiv"):
-        if kind == "arxiv":
-            paper.arxiv = arxiv_id(_strip_emphasis(value)) or arxiv_id(first_url(value))
-        url = first_url(value)
-        if url:
-            paper.urls.append(url)
-    elif kind == "doi":
-        paper.doi = value
-
-
-def _strip_emphasis(value: str) -> str:
-    return " ".join(value.replace("**", "").replace("__", "").strip("*_ ").split())
 
 
 def _entry(position: int, paper: Paper) -> Entry:

@@ -1,6 +1,7 @@
 """What the rules of the Markdown reader (:mod:`paperwatch.ingest.readers.markdown`) share:
 the paper being read (:class:`Paper`), the text of inline tokens and HTML lines,
-CommonMark's decoding of character references, and labelled lines (:data:`LABEL`)."""
+CommonMark's decoding of character references, labelled lines (:data:`LABEL`), and the
+filing of a block's lines into a paper (:func:`file_paragraph`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 from markdown_it.common.entities import entities
 from markdown_it.common.utils import isValidEntityCode
 from markdown_it.token import Token
+
+from paperwatch.ingest.readers.records import arxiv_id, author_names, first_url
 
 #: A code span (a backtick run to a run of the same length), a backslash escape (both
 #: keep the references in them), or a character reference (markdown-it's entity rule).
@@ -162,3 +165,59 @@ def label_kind(label: re.Match[str]) -> str:
     """The field a matched :data:`_LABEL` line fills (``other`` for a label paperwatch
     does not store)."""
     return LABEL_KIND.get(" ".join(label.group("label").lower().split()), "other")
+
+
+def keep(papers: list[Paper], *done: Paper | None) -> None:
+    """Append to ``papers`` those of ``done`` that have content."""
+    papers.extend(p for p in done if p is not None and p.has_content())
+
+
+def file_paragraph(paper: Paper, token: Token, first_line: int) -> None:
+    """File the lines of one paragraph (or block quote, or list item) of a paper."""
+    _, links = inline_text(token)
+    unlabelled_links = True
+    if paper.current not in ("abstract", "body", "section"):
+        paper.current = None  # a new block: a labelled field does not run on into it
+    for offset, line in enumerate(decode_references(token.content).split("\n")):
+        number = first_line + offset
+        label = LABEL.match(line)
+        if label:
+            kind = label_kind(label)
+            paper.current = kind
+            unlabelled_links = False
+            labelled_field(paper, kind, label.group("value").strip(), number)
+            continue
+        if paper.current == "abstract":
+            paper.abstract.append((number, line))
+        elif paper.current in (None, "body"):
+            paper.current = "body"
+            paper.body.append((number, line))
+        # a line continuing another field (a wrapped author list) is that field's
+    if unlabelled_links and paper.current == "body":
+        return
+    paper.urls.extend(links)
+
+
+def labelled_field(paper: Paper, kind: str, value: str, number: int) -> None:
+    """File the value of a labelled line (``Authors: …``) of line ``number`` as ``kind``."""
+    if kind == "abstract":
+        if value:
+            paper.abstract.append((number, value))
+    elif kind == "authors":
+        paper.authors = author_names(strip_emphasis(value))
+    elif kind == "title" and not paper.title:
+        paper.title = strip_emphasis(value) or None
+        paper.title_labelled = True
+    elif kind in ("url", "arxiv"):
+        if kind == "arxiv":
+            paper.arxiv = arxiv_id(strip_emphasis(value)) or arxiv_id(first_url(value))
+        url = first_url(value)
+        if url:
+            paper.urls.append(url)
+    elif kind == "doi":
+        paper.doi = value
+
+
+def strip_emphasis(value: str) -> str:
+    """``value`` without ``**``/``__`` and the ``*``/``_`` around it, white space collapsed."""
+    return " ".join(value.replace("**", "").replace("__", "").strip("*_ ").split())
