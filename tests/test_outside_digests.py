@@ -747,3 +747,72 @@ def test_a_sentence_with_a_dash_and_a_year_is_no_scholar_source_line() -> None:
         (),
         " ".join(text.split("\n")).strip(),
     )
+
+
+def test_an_awesome_list_with_quoted_abstracts_under_linked_titles() -> None:
+    fmt, listing = _read("awesome_list_quoted_abstracts.md")
+    assert fmt == "markdown"
+    assert [(e.line, e.title, e.authors, e.url, e.outside_paper) for e in listing.entries] == [
+        (3, None, (), None, True),  # the list's introduction; its navigation is dropped
+        (
+            12,
+            "A Survey of Memory Budgets for Long-Context Inference",
+            ("Ines Varga", "Tomas Reyes"),
+            "https://arxiv.org/abs/2611.50001",
+            False,
+        ),
+        (
+            17,
+            "Tidal Caches: Eviction That Follows the Query Mix",
+            ("Kofi Mensah",),
+            "https://arxiv.org/abs/2611.50002",
+            False,
+        ),
+        (
+            20,
+            "Sparse Probes for Speech Tokenizers",
+            (),
+            "https://arxiv.org/abs/2611.50003",
+            False,
+        ),
+    ]
+    assert listing.entries[2].text == (
+        "Key-value caches are evicted by fixed rules that ignore how the mix of queries "
+        "drifts during a session. We learn an eviction score from recent queries and keep "
+        "the cache within budget while retaining most of the full-cache accuracy."
+    )
+
+
+def test_linked_titles_with_a_description_a_continuation_or_nothing() -> None:
+    abstract = (
+        "We learn an eviction score from recent queries and keep the cache within a fixed "
+        "memory budget on four suites."
+    )
+    digest = (
+        "## Eviction\n\n"
+        f"- **[Tidal Caches for Long Sessions](https://example.org/a)**: {abstract}\n"
+        "- [Sparse Probes for Speech Tokenizers](https://example.org/b) [NeurIPS 2026]\n"
+        f"  {abstract}\n"
+        "  - [Code](https://example.org/b-code)\n"
+        "- [A Field Guide to Cache Eviction](https://example.org/c)\n"
+    )
+    listing = read_markdown(digest)
+    assert [(e.line, e.title, e.text, e.no_abstract) for e in listing.entries] == [
+        (3, "Tidal Caches for Long Sessions", abstract, False),
+        (4, "Sparse Probes for Speech Tokenizers", abstract, False),
+        (7, "A Field Guide to Cache Eviction", "A Field Guide to Cache Eviction", True),
+    ]
+
+
+def test_linked_references_under_papers_with_abstracts_stay_references() -> None:
+    abstract = " ".join(["Caches grow with every query, and we bound them tightly."] * 3)
+    digest = "".join(
+        f"## Paper number {n} on caches\n\n{abstract}\n\n"
+        f"- [Read the paper on arXiv](https://arxiv.org/abs/2611.5000{n})\n\n"
+        for n in (1, 2)
+    )
+    listing = read_markdown(digest)
+    assert [(e.line, e.title, e.text.startswith(abstract)) for e in listing.entries] == [
+        (1, "Paper number 1 on caches", True),
+        (7, "Paper number 2 on caches", True),
+    ]

@@ -26,7 +26,9 @@ shape it reads is what digest generators and reading lists write::
   ``<details>`` blocks (collapsed BibTeX, long author lists), code blocks and HTML are
   dropped.
 - A task list of titles (``- [ ] Title`` items, each maybe with a line of names under it)
-  gives one paper without an abstract per item (:func:`.markdown_lists.checkbox_papers`).
+  gives one paper without an abstract per item (:func:`.markdown_lists.checkbox_papers`);
+  a reading list of ``- [Title](url)`` items gives one paper per item, its abstract the
+  item's other lines or block quote (:func:`.markdown_lists.link_item_papers`).
 - Prose outside any paper (a paragraph, list item or block quote before the first
   paper's heading, or between a section heading and the next paper) is not dropped:
   each block is an entry of its own, without a title, marked ``outside_paper``: the
@@ -73,7 +75,7 @@ from paperwatch.ingest.readers.markdown_blocks import (
     keep,
     opens_with_title_label,
 )
-from paperwatch.ingest.readers.markdown_lists import CHECKBOX, checkbox_papers
+from paperwatch.ingest.readers.markdown_lists import CHECKBOX, checkbox_papers, link_item_papers
 from paperwatch.ingest.readers.markdown_tables import (
     html_tables,
     pipe_cell,
@@ -183,7 +185,7 @@ def read_text(text: str, name: str = "<text>") -> Listing:
     if front:  # blank lines in its place keep the line numbers
         text = "\n" * front.group(0).count("\n") + text[front.end() :]
     tokens = _fields_before_rules(_PARSER.parse(text))
-    listed = checkbox_papers(tokens) or _title_block_papers(tokens)
+    listed = checkbox_papers(tokens) or link_item_papers(tokens) or _title_block_papers(tokens)
     header, papers = listed if listed is not None else _Walk(tokens).run()
     entries = [_entry(position, p) for position, p in enumerate(papers, start=1)]
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
