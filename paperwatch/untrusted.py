@@ -78,10 +78,21 @@ def plain_text(value: object) -> str:
     return "".join("\ufffd" if is_unsafe_char(c) else c for c in text)
 
 
+#: A terminal's escape sequence (ECMA-48): CSI (``ESC [ 31 m``, colours and cursor
+#: moves), OSC (``ESC ] … BEL``, titles and hyperlinks) and two-character escapes
+#: (``ESC 7``). Text copied from a terminal holds them; dropping only the ESC would
+#: leave ``[31m`` in the text.
+ANSI_ESCAPE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_78=>c])"
+)
+
+
 def one_line_text(value: object) -> str:
-    """``value`` as one line: unsafe characters dropped, white space collapsed to single
-    spaces, stripped."""
+    """``value`` as one line: terminal escape sequences (:data:`ANSI_ESCAPE`) and unsafe
+    characters dropped, white space collapsed to single spaces, stripped."""
     text = str(value if value is not None else "")
+    if "\x1b" in text:
+        text = ANSI_ESCAPE.sub("", text)
     return " ".join("".join(" " if is_unsafe_char(c) else c for c in text).split())
 
 

@@ -30,6 +30,7 @@ from paperwatch.untrusted import (
     check_web_url,
     is_mixed_script,
     is_unsafe_char,
+    one_line_text,
     plain_text,
     safe_entry,
     shorten,
@@ -114,12 +115,12 @@ def test_safe_entry_names_each_changed_field_and_keeps_the_raw_fields() -> None:
     safe = safe_entry(entry)
     assert safe.title is not None and len(safe.title) == 995  # whole words, then "…"
     assert safe.title.endswith(" word…") and len(safe.title) <= MAX_TITLE_CHARS
-    assert safe.title.startswith("Title [31m red word")
+    assert safe.title.startswith("Title red word")
     assert safe.authors == ("Ada Lovelace",)
     assert (safe.url, safe.external_id) == (None, None)
     assert safe.field_faults == (
         "title: control or bidi characters removed",
-        "title: 1,514 characters, shortened to 1,000",
+        "title: 1,509 characters, shortened to 1,000",
         "author: control or bidi characters removed",
         "external_id: not a valid arXiv id, DOI or OpenReview id",
         "url: holds a user name or password, not linked",
@@ -379,6 +380,29 @@ def test_a_plain_header_line_loses_its_control_and_bidi_characters(fmt: str) -> 
     text = "ICML\x1b[2J\x07 2026\u200f\u2066 accepted \u202epapers\n\nWe study a thing.\n"
     listing = read_text(fmt, text, "x.txt")
     assert listing.header is not None
-    assert (listing.header.venue, listing.header.year) == ("ICML [2J", 2026)
-    assert listing.header.text == "ICML [2J 2026 accepted papers"
+    assert (listing.header.venue, listing.header.year) == ("ICML", 2026)
+    assert listing.header.text == "ICML 2026 accepted papers"
     assert all(c.isprintable() for c in listing.header.text + listing.header.label)
+
+
+def test_terminal_escape_sequences_leave_nothing_behind() -> None:
+    """Text copied from a terminal: colours, a hyperlink and a cursor save are dropped
+    whole, in the abstract and in a title (not ``[31m`` left without its ESC)."""
+    from paperwatch.ingest.clean import clean_abstract
+
+    raw = (
+        "We \x1b[1;31mpropose\x1b[0m a cache policy \x1b]8;;https://example.org\x07that"
+        "\x1b]8;;\x07 follows the query mix, and \x1b7evaluate it on four suites."
+    )
+    assert clean_abstract(raw).abstract == (
+        "We propose a cache policy that follows the query mix, and evaluate it on four suites."
+    )
+    assert one_line_text("Tidal \x1b[32mCaches\x1b[0m\x1b[K") == "Tidal Caches"
+
+
+def test_a_title_keeps_its_joiners_but_not_its_bidi_controls() -> None:
+    from paperwatch.report.render import display_title, printable
+
+    title = "Lab notes 👩\u200d🔬 on می\u200cخواهم"
+    assert display_title(title) == title
+    assert printable("a\u200db\u202ec\x00") == "a\u200db\ufffdc\ufffd"

@@ -18,6 +18,7 @@ from typing import Any
 
 from paperwatch.ingest.names import find_method_name
 from paperwatch.ingest.sentences import split_sentences
+from paperwatch.untrusted import ANSI_ESCAPE
 
 # --- LaTeX -----------------------------------------------------------------
 
@@ -547,7 +548,8 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     protected from emphasis rules. The result is NFKC-normalised with whitespace
     collapsed to single spaces.
 
-    Invisible characters are removed first: format characters (zero-width space
+    Terminal escape sequences (:data:`paperwatch.untrusted.ANSI_ESCAPE`) and invisible
+    characters are removed first: format characters (zero-width space
     and joiners, soft hyphen, word joiner, byte-order mark, bidirectional
     controls) and control characters other than white space, so that the same
     abstract with a hidden character is the same paper and nothing can reorder
@@ -556,7 +558,7 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     Each rule runs only when the character it needs is in the text (a backslash,
     ``$``, ``*``, ``_``, a brace, a backtick, ``://``), with the same result.
     """
-    text = raw if raw.isprintable() else _INVISIBLE.sub("", raw)
+    text = raw if raw.isprintable() else _INVISIBLE.sub("", ANSI_ESCAPE.sub("", raw))
     backslash = "\\" in text
     if backslash:
         text = _HREF_MACRO.sub(lambda m: m.group(2), text)

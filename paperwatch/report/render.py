@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import re
 import sys
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -31,7 +32,7 @@ from paperwatch.report.message import inline_css, subject_for
 from paperwatch.report.papers_csv import csv_name, new_papers_csv
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Reader
-from paperwatch.untrusted import one_line_text, plain_text, shorten, web_url
+from paperwatch.untrusted import BIDI_CONTROLS, one_line_text, plain_text, shorten, web_url
 
 if TYPE_CHECKING:  # the maths module loads Polars and SciPy, which rendering does not need
     from paperwatch.analysis.library import ReaderPicks
@@ -308,11 +309,19 @@ def printable(value: object) -> str:
     """``value`` as text with control characters (NUL, ESC, bidi overrides…) shown as U+FFFD.
 
     For raw text that was quarantined: it may hold anything, and a terminal, mail
-    client or browser must only ever see it as inert text.
+    client or browser must only ever see it as inert text. Format characters other than
+    bidi controls (the joiners of emoji and of Indic and Persian script) are kept.
     """
+    text = str(value if value is not None else "")
+    if text.isprintable():
+        return text
     return "".join(
-        c if c.isprintable() or c in "\n\t" else "\ufffd"
-        for c in str(value if value is not None else "")
+        c
+        if c.isprintable()
+        or c in "\n\t"
+        or (unicodedata.category(c) == "Cf" and c not in BIDI_CONTROLS)
+        else "\ufffd"
+        for c in text
     )
 
 
