@@ -106,6 +106,22 @@ def test_utf16_file_is_quarantined(ingested: tuple[Path, object]) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("encoding", "kind"), [("utf-32", "UTF-32"), ("utf-16", "UTF-16"), ("utf-16-be", None)]
+)
+def test_a_text_in_utf16_or_utf32_is_named_by_its_encoding(
+    tmp_path: Path, encoding: str, kind: str | None
+) -> None:
+    from paperwatch.ingest.files import prepare_file, scan_folder
+
+    path = tmp_path / "wide.txt"
+    path.write_bytes(listing(GOOD).encode(encoding))
+    (stat,) = scan_folder(tmp_path).files
+    detail = prepare_file(stat, path.read_bytes()).nul_detail
+    expected = f"{kind} text (byte-order mark)" if kind else "UTF-16 text without a byte-order mark"
+    assert detail is not None and detail.endswith(f"{expected}; save it as UTF-8")
+
+
 def test_binary_files_are_quarantined(ingested: tuple[Path, object]) -> None:
     assert status(ingested[0], "012_0000000000000003.txt") == (
         "quarantined",

@@ -377,6 +377,8 @@ _SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 
 
 def _kind_of_binary(data: bytes) -> str | None:
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32 text (byte-order mark); save it as UTF-8"
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16 text (byte-order mark); save it as UTF-8"
     for magic, kind in _MAGIC:
@@ -388,7 +390,7 @@ def _kind_of_binary(data: bytes) -> str | None:
 def describe_non_utf8(data: bytes, offset: int, reason: str = "") -> str:
     """Guess what a file that is not UTF-8 is, for the quarantine reason.
 
-    In order: a UTF-16 byte-order mark; magic numbers (PDF, PNG, JPEG, GIF,
+    In order: a UTF-32 or UTF-16 byte-order mark; magic numbers (PDF, PNG, JPEG, GIF,
     ZIP, gzip); a UTF-8 file cut in the middle of a character (``reason`` is
     Python's "unexpected end of data"); UTF-16 surrogates encoded as UTF-8
     (CESU-8, Java's "modified UTF-8"); text that decodes as Windows-1252, the
