@@ -13,8 +13,10 @@ the environment or from a Prefect Secret block named in ``smtp.password_block``.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -459,6 +461,40 @@ def _unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = ""
         ):
             unknown += _unknown_keys(value, annotation, f"{prefix}{key}.")
     return unknown
+
+
+#: Variables paperwatch reads that are not settings.
+_OTHER_VARIABLES = frozenset(
+    {"PAPERWATCH_CONFIG", "PAPERWATCH_HOME", "PAPERWATCH_TEST_PREPARE_FAULT"}
+)
+
+
+def _setting_variables(model: type[BaseModel], prefix: str) -> set[str]:
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        variable = f"{prefix}{name.upper()}"
+        names.add(variable)
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names |= _setting_variables(kind, f"{variable}__")
+    return names
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ``PAPERWATCH_*`` names of ``environ`` that name no setting (pydantic-settings
+    ignores them), sorted, each with the variable of the closest setting (difflib ratio
+    0.8 or more, after the prefix) or None. Names are compared in capitals, as the
+    settings read them."""
+    prefix = "PAPERWATCH_"
+    known = {v.removeprefix(prefix) for v in _setting_variables(Settings, prefix)}
+    known |= {v.removeprefix(prefix) for v in _OTHER_VARIABLES}
+    found = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if upper.startswith(prefix) and upper.removeprefix(prefix) not in known:
+            close = difflib.get_close_matches(upper.removeprefix(prefix), known, 1, 0.8)
+            found.append((name, prefix + close[0] if close else None))
+    return found
 
 
 def load_settings(**overrides: object) -> Settings:

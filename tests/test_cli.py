@@ -105,6 +105,25 @@ def test_an_as_of_outside_the_reported_years_is_refused(tmp_path: Path, as_of: s
     assert f"--as-of {as_of!r} is outside the years 1900-9998" in result.output
 
 
+def test_a_variable_that_names_no_setting_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAPERWATCH_DATABSE", str(tmp_path / "elsewhere.duckdb"))
+    monkeypatch.setenv("PAPERWATCH_SMTP__HOTS", "mail.example.org")
+    monkeypatch.setenv("PAPERWATCH_XYZZY", "1")
+    monkeypatch.setenv("PAPERWATCH_TIMEZONE", "UTC")  # a setting: no warning
+    result = runner.invoke(app, ["ingest", "--folder", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: PAPERWATCH_DATABSE names no setting and is ignored "
+        "(did you mean PAPERWATCH_DATABASE?)",
+        "warning: PAPERWATCH_SMTP__HOTS names no setting and is ignored "
+        "(did you mean PAPERWATCH_SMTP__HOST?)",
+        "warning: PAPERWATCH_XYZZY names no setting and is ignored",
+    ]
+
+
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", "--folder", str(tmp_path / "nope")])
     assert result.exit_code == 1

@@ -6,6 +6,7 @@ Each function returns the :class:`typer.Exit` to raise after printing one ``erro
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,11 +22,21 @@ if TYPE_CHECKING:
 
 
 def load_settings_or_exit(**overrides: object) -> Settings:
-    """The settings with the command's options as ``overrides``; exit 2 when invalid."""
+    """The settings with the command's options as ``overrides``; exit 2 when invalid.
+
+    A ``PAPERWATCH_*`` variable that names no setting gets a ``warning:`` line on stderr
+    (with the setting it probably means): it is otherwise ignored."""
     from pydantic import ValidationError
 
-    from paperwatch.settings import load_settings
+    from paperwatch.settings import load_settings, unknown_variables
 
+    for name, close in unknown_variables(os.environ):
+        hint = f" (did you mean {close}?)" if close else ""
+        typer.secho(
+            f"warning: {name} names no setting and is ignored{hint}",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     try:
         return load_settings(**overrides)
     except ValidationError as exc:

@@ -493,7 +493,10 @@ def render_archive(weeks: Sequence[Mapping[str, Any]], present: Collection[str])
     """
     rows: list[dict[str, Any]] = []
     for week in weeks:
-        monday, sunday = week_days(str(week["week"]))
+        try:
+            monday, sunday = week_days(str(week["week"]))
+        except ValueError:  # a week stored before weeks were held to the years reported on
+            continue
         links = {
             kind: pattern.format(week=week["week"])
             for kind, pattern in _ARCHIVE_FILES
