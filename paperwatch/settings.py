@@ -14,12 +14,14 @@ the environment or from a Prefect Secret block named in ``smtp.password_block``.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tomllib
 from collections.abc import Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -27,6 +29,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -505,7 +508,57 @@ def load_settings(**overrides: object) -> Settings:
     Raises:
         pydantic.ValidationError: a value is of the wrong type or out of range.
     """
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    except SettingsError as exc:
+        raise ValueError(_not_json(os.environ) or str(exc)) from None
+
+
+def _wants_json(annotation: Any) -> bool:
+    """Whether pydantic-settings reads a variable of this type as JSON (lists, tables)."""
+    if get_origin(annotation) in (list, dict, tuple, set):
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_wants_json(a) for a in get_args(annotation) if a is not type(None))
+    return False
+
+
+def _not_json(environ: Mapping[str, str]) -> str | None:
+    """What is wrong with the first ``PAPERWATCH_*`` variable of a list or table setting
+    whose value is not JSON, or None (pydantic-settings only names the top field)."""
+    for name in sorted(environ):
+        path = name.upper().removeprefix("PAPERWATCH_").lower().split("__")
+        if not name.upper().startswith("PAPERWATCH_"):
+            continue
+        model: type[BaseModel] = Settings
+        annotation: Any = None
+        for part in path:
+            field = model.model_fields.get(part)
+            if field is None:
+                annotation = None
+                break
+            annotation = field.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                model = annotation
+        if annotation is None or not _wants_json(annotation):
+            continue
+        try:
+            json.loads(environ[name])
+        except ValueError:
+            example = (
+                '{"name": "value"}'
+                if get_origin(annotation) is not list
+                else '["a@example.org", "b@example.org"]'
+                if name.upper().endswith("RECIPIENTS")
+                else '["first", "second"]'
+            )
+            return (
+                f"{name} is not JSON: a list or table setting is written as JSON in the "
+                f"environment, e.g. {name}='{example}'"
+            )
+    return None
 
 
 def settings_reference() -> str:

@@ -124,6 +124,19 @@ def test_a_variable_that_names_no_setting_is_warned_about(
     ]
 
 
+def test_a_list_setting_that_is_not_json_names_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAPERWATCH_SMTP__RECIPIENTS", "a@example.org,b@example.org")
+    result = runner.invoke(app, ["ingest", "--folder", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        "error: PAPERWATCH_SMTP__RECIPIENTS is not JSON: a list or table setting is written "
+        "as JSON in the environment, e.g. "
+        'PAPERWATCH_SMTP__RECIPIENTS=\'["a@example.org", "b@example.org"]\''
+    )
+
+
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", "--folder", str(tmp_path / "nope")])
     assert result.exit_code == 1
