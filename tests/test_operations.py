@@ -231,6 +231,8 @@ def test_a_run_waiting_for_the_writer_lock_says_so_once(
         f"({database}.writer.lock) is held by {this_process()}; waiting as long as it takes"
     ]
     assert this_process().startswith(f"PID {os.getpid()} (")
+    # Released, the lock names no holder: only the lock file stays beside the database.
+    assert sorted(p.name for p in database.parent.iterdir()) == ["paperwatch.duckdb.writer.lock"]
 
 
 def _sha256(path: Path) -> str:

@@ -112,6 +112,8 @@ def writer_lock(database: Path, timeout_s: float) -> Iterator[float]:
     try:
         yield waited
     finally:
+        with contextlib.suppress(OSError):  # names the holder only while there is one
+            holder_path(database).unlink(missing_ok=True)
         lock.release()
 
 
