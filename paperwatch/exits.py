@@ -15,3 +15,22 @@ def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     """Print ``error: <message>`` on stderr; the exit to raise (1: failed, 2: refused)."""
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     return typer.Exit(code=code)
+
+
+class Terminated(SystemExit):
+    """SIGTERM, raised in the main thread (status 143) so that ``finally`` blocks run."""
+
+
+def terminated(signum: int, frame: object) -> None:
+    """A SIGTERM handler: raise :class:`Terminated`."""
+    raise Terminated(128 + signum)
+
+
+def interrupted(by: str) -> None:
+    """Print the ``error:`` line of a command stopped by ``by`` (Ctrl-C, SIGTERM)."""
+    typer.secho(
+        f"error: stopped by {by} before it finished; what it committed stays (an "
+        "ingestion keeps the batches it loaded): run it again to finish",
+        fg=typer.colors.RED,
+        err=True,
+    )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from paperwatch.exits import fail
+from paperwatch.exits import fail, terminated
 
 if TYPE_CHECKING:
     from paperwatch.prefect_server import TemporaryServer
@@ -115,10 +115,6 @@ def prefect_home(database: Path) -> Path | None:
 _guarded_servers: set[int] = set()
 
 
-def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 @contextmanager
 def server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Iterator[None]:
     """Around a flow run of the command line: SIGTERM ends the run like Ctrl-C (finally
@@ -140,7 +136,7 @@ def server_guard(home: Path | None = None, warm: tuple[str, ...] = ()) -> Iterat
 
     from paperwatch.prefect_server import ServerExited, warm_imports
 
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = signal.signal(signal.SIGTERM, terminated)
     try:
         early = _start_early_server(home)
         warm_imports(warm)

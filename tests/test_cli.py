@@ -285,6 +285,10 @@ def command(prog_name):
         raise KeyboardInterrupt
     if how == "crash":
         raise RuntimeError("boom")
+    if how == "terminate":
+        import os, signal, time
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)  # the handler raises in this thread at once
 
 cli.app = command
 cli.main()
@@ -292,7 +296,8 @@ cli.main()
 
 
 @pytest.mark.parametrize(
-    ("how", "status"), [("exit", 3), ("message", 1), ("interrupt", 130), ("crash", 1), ("ok", 0)]
+    ("how", "status"),
+    [("exit", 3), ("message", 1), ("interrupt", 130), ("terminate", 143), ("crash", 1), ("ok", 0)],
 )
 def test_the_command_exits_without_teardown_but_with_its_status_and_handlers(
     tmp_path: Path, how: str, status: int
@@ -319,3 +324,9 @@ def test_the_command_exits_without_teardown_but_with_its_status_and_handlers(
         assert done.stderr.strip().endswith("refused")
     if how == "crash":
         assert "RuntimeError: boom" in done.stderr
+    if how in ("interrupt", "terminate"):
+        by = "Ctrl-C" if how == "interrupt" else "SIGTERM"
+        assert (
+            f"error: stopped by {by} before it finished; what it committed stays (an "
+            "ingestion keeps the batches it loaded): run it again to finish"
+        ) in done.stderr.splitlines()

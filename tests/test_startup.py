@@ -510,6 +510,7 @@ def test_ctrl_c_in_the_terminal_during_the_flow_ends_the_run_cleanly(tmp_path: P
             break
     out, err = process.communicate(timeout=1200)
     assert process.returncode == 130, "".join(seen) + out + err
+    assert "error: stopped by Ctrl-C before it finished" in err, err
     assert "unexpected" not in err and "ConnectError" not in err, err
     home = folder / "data" / ".prefect"
     assert wait_until_no_server(home) == []

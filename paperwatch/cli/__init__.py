@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import getpass
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from paperwatch.cli import jobs
 from paperwatch.cli.failures import load_settings_or_exit as _settings
 from paperwatch.cli.output import print_email, print_ingest, print_quarantine, print_rebuild
 from paperwatch.cli.process import ExitStatus, exit_without_teardown, status_of
-from paperwatch.exits import EXIT_REFUSED, fail
+from paperwatch.exits import EXIT_REFUSED, Terminated, fail, interrupted, terminated
 from paperwatch.flow_runtime import SERVER_STARTUP_TIMEOUT_S, prefect_home
 
 __all__ = ["app", "main", "prefect_home"]
@@ -503,15 +504,24 @@ def main() -> None:
     """Entry point of the ``paperwatch`` command and of ``python -m paperwatch``: runs
     :data:`app`, then exits without the interpreter's teardown
     (:func:`~paperwatch.cli.process.exit_without_teardown`, registered first so that it runs
-    after every exit handler registered while the command ran). ``app`` itself, as tests
-    invoke it in their own process, exits as any program does."""
+    after every exit handler registered while the command ran). Ctrl-C (status 130) and
+    SIGTERM (143) end the command through its ``finally`` blocks with one ``error:`` line.
+    ``app`` itself, as tests invoke it in their own process, exits as any program does."""
     atexit.register(exit_without_teardown)
+    signal.signal(signal.SIGTERM, terminated)
     try:
         app(prog_name="paperwatch")
+    except Terminated:
+        interrupted("SIGTERM")
+        ExitStatus.code = 128 + signal.SIGTERM
+        raise
     except SystemExit as exc:
         ExitStatus.code = status_of(exc.code)
+        if ExitStatus.code == 130:  # typer's exit for a KeyboardInterrupt
+            interrupted("Ctrl-C")
         raise
     except KeyboardInterrupt:
+        interrupted("Ctrl-C")
         ExitStatus.code = 130
         raise
     ExitStatus.code = 0
