@@ -177,6 +177,29 @@ def test_a_report_folder_that_is_a_file_is_named_as_the_report_folder(
     assert "--report-dir" in result.output and "database's folder" not in result.output
 
 
+@pytest.mark.parametrize("name", ["index.html", f"{SEEDS_WEEK}.html"])
+def test_a_folder_in_the_way_of_a_report_file_is_named_and_nothing_is_left(
+    seeded_database: Path, tmp_path: Path, name: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from paperwatch.cli import app
+
+    database = tmp_path / "pw.duckdb"
+    database.write_bytes(seeded_database.read_bytes())
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    result = CliRunner().invoke(
+        app, ["report", "--week", SEEDS_WEEK, "-d", str(database), "-o", str(out)]
+    )
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: cannot write the report (a folder is in the way of the file: {out / name}); "
+        "move the folder aside, or give --report-dir"
+    )
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_an_unexpected_failure_of_the_report_flow_is_one_error_line(
     seeded_database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -134,10 +134,13 @@ def os_error_exit(settings: Settings, exc: OSError) -> typer.Exit:
     if name and (
         Path(name).resolve() == report_dir or Path(name).resolve().is_relative_to(report_dir)
     ):
-        return fail(
-            f"cannot write the report ({reason}: {name}); make the report folder "
-            f"{settings.report_dir} writable for this user, or give --report-dir"
+        remedy = (
+            "move the folder aside, or give --report-dir"
+            if isinstance(exc, IsADirectoryError)
+            else f"make the report folder {settings.report_dir} writable for this user, or "
+            "give --report-dir"
         )
+        return fail(f"cannot write the report ({reason}: {name}); {remedy}")
     if name and Path(name).resolve().parent == database.resolve().parent:
         return fail(
             f"cannot write in the database's folder {database.parent} ({reason}: {name}); "

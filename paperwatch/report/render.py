@@ -9,7 +9,9 @@ every new paper is in the CSV (:mod:`paperwatch.report.papers_csv`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import hashlib
 import re
 import sys
@@ -466,9 +468,7 @@ def write_report(report: RenderedReport, folder: Path) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     bodies = report_files(report, folder)
     for path, body in bodies:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(body)
-        tmp.replace(path)
+        _replace_file(path, body)
     return bodies[0][0], bodies[1][0]
 
 
@@ -528,7 +528,25 @@ def write_archive_page(weeks: Sequence[Mapping[str, Any]], folder: Path) -> Path
     folder.mkdir(parents=True, exist_ok=True)
     present = {path.name for path in folder.iterdir() if path.is_file()}
     path = folder / ARCHIVE_NAME
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_archive(weeks, present), encoding="utf-8")
-    tmp.replace(path)
+    _replace_file(path, render_archive(weeks, present).encode("utf-8"))
     return path
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it, renamed over it, so
+    that a reader never sees half a file.
+
+    Raises:
+        OSError: naming ``path`` (a folder there, a full disk); the temporary file is
+            removed.
+    """
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder is in the way of the file", str(path))
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
