@@ -198,10 +198,7 @@ def test_a_rebuild_is_refused_while_another_run_writes(tmp_path: Path) -> None:
         "a rebuild does not wait: run it again when that run has finished"
     ]
     assert not database.exists()
-    assert sorted(p.name for p in database.parent.iterdir()) == [
-        "paperwatch.duckdb.writer.lock",
-        "paperwatch.duckdb.writer.lock.holder",
-    ]
+    assert sorted(p.name for p in database.parent.iterdir()) == ["paperwatch.duckdb.writer.lock"]
 
 
 def test_a_rebuild_that_fails_leaves_the_database_as_it_was(
