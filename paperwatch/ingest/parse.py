@@ -27,9 +27,8 @@ _BOM = "\ufeff"
 #: pdftotext page break, vertical tab, NEL, Unicode line and paragraph separators).
 _LINE_BREAK_CHARS = "\r\n\v\f\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"\r\n|[{_LINE_BREAK_CHARS}]")
-#: The breaks of _LINE_BREAK an editor does not count as a new line, and those it does.
-_QUIET_BREAK = re.compile("[\v\f\x85\u2028\u2029]")
-_EDITOR_BREAK = re.compile("\r\n|[\r\n]")
+#: The breaks of _LINE_BREAK an editor does not count as a new line.
+_QUIET_BREAKS = "\v\f\x85\u2028\u2029"
 #: The header: a short first line holding a venue and a four-digit year, and
 #: optionally a label ("accepted papers", "论文列表"). Venue: 1-6 words before the year.
 _HEADER = re.compile(
@@ -194,7 +193,7 @@ def line_numbers(text: str, lines: list[str]) -> Sequence[int]:
     only; a form feed, vertical tab, NEL or U+2028/U+2029 also ends one of ``lines``
     but not the count, so an error names the line the user will find.
     """
-    if not _QUIET_BREAK.search(text):
+    if not any(quiet in text for quiet in _QUIET_BREAKS):  # str's search: fast
         return range(1, len(lines) + 1)
     numbers, number = [1], 1
     for separator in _LINE_BREAK.findall(text):
@@ -205,7 +204,9 @@ def line_numbers(text: str, lines: list[str]) -> Sequence[int]:
 
 def text_line_count(text: str) -> int:
     """The number of lines an editor shows for ``text`` (LF, CRLF and CR break; none: 0)."""
-    count = len(_EDITOR_BREAK.findall(text))
+    count = text.count("\n")
+    if "\r" in text:
+        count += text.count("\r") - text.count("\r\n")
     return count + (0 if not text or text[-1] in "\r\n" else 1)
 
 
@@ -371,7 +372,11 @@ def _paragraph_entry(
     """The entry of one paragraph (``chunk``, its first line ``start``), with the title of a
     headline above it, or its own labelled title and authors (:func:`_labelled_fields`), or
     a Google Scholar alert's result or footer (:func:`_scholar_entry`)."""
-    if title is None and (scholar := _scholar_entry(position, start, chunk)) is not None:
+    if (
+        title is None
+        and (len(chunk) > 1 or chunk[0][:1] in _SCHOLAR_FOOTER_OPENERS)
+        and (scholar := _scholar_entry(position, start, chunk)) is not None
+    ):
         return scholar
     labelled = _labelled_fields(chunk) if title is None else None
     if labelled is not None:
@@ -400,6 +405,8 @@ _SCHOLAR_SOURCE = re.compile(
 )
 #: The kind of link Scholar writes before a result's title.
 _SCHOLAR_MARK = re.compile(r"\A\[(?:PDF|HTML|LINK|BOOK|CITATION|DOC)\]\s*")
+#: The first letters of :data:`_SCHOLAR_FOOTER` (a cheap test before the pattern).
+_SCHOLAR_FOOTER_OPENERS = frozenset("TtLlCc")
 #: The alert's own lines after the results.
 _SCHOLAR_FOOTER = re.compile(
     r"\A(?:This message was sent by Google Scholar\b|This (?:Google Scholar )?alert is "
