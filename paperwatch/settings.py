@@ -529,9 +529,9 @@ def _not_json(environ: Mapping[str, str]) -> str | None:
     """What is wrong with the first ``PAPERWATCH_*`` variable of a list or table setting
     whose value is not JSON, or None (pydantic-settings only names the top field)."""
     for name in sorted(environ):
-        path = name.upper().removeprefix("PAPERWATCH_").lower().split("__")
         if not name.upper().startswith("PAPERWATCH_"):
             continue
+        path = name.upper().removeprefix("PAPERWATCH_").lower().split("__")
         model: type[BaseModel] = Settings
         annotation: Any = None
         for part in path:
