@@ -10,6 +10,7 @@ with the reason, when Chromium is not installed (``make browser`` installs it).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def report_file(seeded_database: Path, tmp_path: Path) -> Path:
     """The seeds week's report, with a row of unbreakable text and long URLs on top."""
     with db.reader(seeded_database) as con:
         data = collect_report(con, SEEDS_WEEK, Settings(), persist=False)
-    data.new_papers.insert(0, LONG_ROW)
+    data = dataclasses.replace(data, new_papers=[LONG_ROW, *data.new_papers])
     path = tmp_path / "report.html"
     path.write_text(render_report(data).html, encoding="utf-8")
     return path

@@ -28,6 +28,7 @@ from paperwatch.report.render import (
     write_archive_page,
     write_report,
 )
+from paperwatch.report.rows import FrameRows
 from paperwatch.settings import Settings
 
 
@@ -64,7 +65,7 @@ def collect_report(
         sunday=sunday.isoformat(),
         timezone=settings.timezone,
         figures=figures,
-        new_papers=db.query(con, "report_new_papers", week=week),
+        new_papers=FrameRows(db.query_frame(con, "report_new_papers", week=week)),
         duplicates=db.query(con, "report_duplicates", week=week),
         revisions=db.query(con, "report_revisions", week=week),
         quality={

@@ -32,6 +32,7 @@ from paperwatch.clock import week_days
 from paperwatch.report.budget import HTML_BUDGET_BYTES, MAX_LISTED, fit_rows
 from paperwatch.report.message import inline_css, subject_for
 from paperwatch.report.papers_csv import csv_name, new_papers_csv
+from paperwatch.report.rows import column_values
 from paperwatch.resources import resource_dir
 from paperwatch.settings import Reader
 from paperwatch.untrusted import BIDI_CONTROLS, one_line_text, plain_text, shorten, web_url
@@ -64,7 +65,9 @@ class ReportData:
     sunday: str
     timezone: str
     figures: dict[str, Any]
-    new_papers: list[dict[str, Any]]
+    #: Papers first seen in the week, in report order (``report_new_papers.sql``; from
+    #: the database a :class:`~paperwatch.report.rows.FrameRows`).
+    new_papers: Sequence[dict[str, Any]]
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     revisions: list[dict[str, Any]] = field(default_factory=list)
     quality: dict[str, list[dict[str, Any]]] = field(
@@ -155,24 +158,24 @@ def for_reader(
     library = picks.library if picks is not None else []
     followed = picks.followed if picks is not None else {}
     excluded = picks.excluded if picks is not None else frozenset()
-    order = {paper["paper_id"]: index for index, paper in enumerate(data.new_papers)}
-    by_id = {paper["paper_id"]: paper for paper in data.new_papers}
+    new_ids = column_values(data.new_papers, "paper_id")
+    order = {paper_id: index for index, paper_id in enumerate(new_ids)}
     ranked = sorted(
-        (m for m in matches if m["paper_id"] in by_id),
+        (m for m in matches if m["paper_id"] in order),
         key=lambda m: (-int(m["score"]), order[m["paper_id"]]),
     )
     topics = {m["paper_id"]: m for m in ranked}
     closest = {m["paper_id"]: m for m in library}
     chosen: dict[str, dict[str, Any]] = {}
-    ids = [p["paper_id"] for p in data.new_papers if p["paper_id"] in followed]
+    ids = [paper_id for paper_id in new_ids if paper_id in followed]
     ids += [m["paper_id"] for m in library] + [m["paper_id"] for m in ranked]
     for paper_id in ids:
-        if paper_id in chosen or paper_id not in by_id or paper_id in excluded:
+        if paper_id in chosen or paper_id not in order or paper_id in excluded:
             continue
         topic = topics.get(paper_id)
         near = closest.get(paper_id)
         chosen[paper_id] = {
-            **by_id[paper_id],
+            **data.new_papers[order[paper_id]],
             "followed": list(followed.get(paper_id, [])),
             "closest": None
             if near is None
