@@ -276,6 +276,91 @@ def test_intro_pattern_on_the_seeds() -> None:
         ], line
 
 
+#: :data:`paperwatch.ingest.names._OUR_NAME`, ``_APPOSITIVE`` and ``_NAMING`` as first
+#: written (a ``\\b`` or look behind before their first letter).
+_PLAIN_NAME_PATTERNS = {
+    "_OUR_NAME": re.compile(
+        rf"\b(?:[Oo]ur|[Tt]he\s+proposed)\s+(?:[a-z][\w-]*\s+){{0,3}}?{method_names._OUR_NOUNS}"
+        r"\s+(?P<name>[^\s,;:()]+)"
+    ),
+    "_APPOSITIVE": re.compile(
+        r"(?<![\w-])(?P<name>[A-Z][\w^+-]{1,23})\s*(?::|,|—|–)\s*(?:an?|the)\s+"
+        r"(?P<expansion>(?:[\w-]+\s+){1,10}[\w-]+)"
+    ),
+    "_NAMING": re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+"),
+}
+#: Text drawn from what those patterns turn on: their first words glued to others, capitals,
+#: hyphens, the appositive's marks, white space of several kinds.
+_NAME_PATTERN_TEXT = st.one_of(
+    _WORDS.map(" ".join),
+    st.lists(
+        st.sampled_from(
+            [
+                "our",
+                "Our",
+                "four",
+                "The",
+                "the",
+                "proposed",
+                "method",
+                "model",
+                "FooNet",
+                "SO",
+                "-",
+                "LA",
+                ":",
+                ",",
+                "—",
+                " a ",
+                "an",
+                " ",
+                "\t",
+                "\u00a0",
+                "x",
+                "nick",
+                "named",
+                "called",
+                "(",
+                ")",
+                ": a Structured Operator",
+                ", the method model",
+            ]
+        ),
+        max_size=16,
+    ).map("".join),
+)
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(_NAME_PATTERN_TEXT)
+def test_name_patterns_match_as_first_written(text: str) -> None:
+    for name, plain in _PLAIN_NAME_PATTERNS.items():
+        fast: re.Pattern[str] = getattr(method_names, name)
+        assert [m.span() + m.groups() for m in fast.finditer(text)] == [
+            m.span() + m.groups() for m in plain.finditer(text)
+        ], name
+
+
+def test_name_patterns_on_the_seeds() -> None:
+    for line in _seed_lines():
+        for name, plain in _PLAIN_NAME_PATTERNS.items():
+            fast: re.Pattern[str] = getattr(method_names, name)
+            assert [m.span() + m.groups() for m in fast.finditer(line)] == [
+                m.span() + m.groups() for m in plain.finditer(line)
+            ], name
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.text(st.sampled_from("aZ2\\^_${}()"), max_size=8))
+def test_tex_mark_is_the_characters_render_rewrites(name: str) -> None:
+    assert (method_names._TEX_MARK.search(name) is None) == (not any(c in name for c in "\\^_${}"))
+
+
+def test_our_words_are_the_ones_our_name_tests() -> None:
+    """:func:`names._our_name` writes these words out as ``in`` tests."""
+    assert method_names._OUR_WORDS == ("our", "Our", "proposed")
+
+
 def test_method_name_prefilters_keep_the_labelled_names() -> None:
     assert method_names.find_method_name("We propose FooNet (FN), a model. It works.") == "FN"
     assert method_names.find_method_name("Our selection algorithm SP^2ec utilizes graphs.") == (

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from itertools import islice
 from typing import Any
 
 from paperwatch.ingest.sentences import split_sentences
@@ -96,7 +95,14 @@ _INTRO_WORDS = (
 #: :data:`_INTRO`. The leading ``\s`` lets the scan skip to white space (8.5 against 19.8 µs
 #: an abstract's sentences: docs/design.md, "Fast paths in cleaning and parsing").
 _INTRO_HINT = re.compile(r"\s(?:" + "|".join(_INTRO_WORDS) + ")")
-_NAMING = re.compile(r"\b(?:called|named|dubbed|termed|coined|nicknamed)\s+")
+#: As first written (tests/test_fast_paths.py holds it to this form):
+#: ``\b(?:called|named|dubbed|termed|coined|nicknamed)\s+``; each word now opens its
+#: alternative (:func:`_opening`).
+_NAMING = re.compile(
+    "(?:"
+    + "|".join(_alternatives(("called", "named", "dubbed", "termed", "coined", "nicknamed"), ""))
+    + r")\s+"
+)
 #: Words one of which every match of :data:`_NAMING` holds ("nicknamed" holds "named").
 _NAMING_WORDS = ("called", "named", "dubbed", "termed", "coined")
 _TOKEN = re.compile(r"\((?P<paren>[^()]{1,80})\)|(?P<punct>[,;:—–.]|\s-\s)|(?P<word>[^\s,;:—–()]+)")
@@ -179,18 +185,27 @@ _OUR_NOUNS = (
     r"(?:algorithm|method|framework|model|approach|system|benchmark|dataset|library|tool"
     r"|toolkit|pipeline|technique|architecture|agent|scheme|estimator|optimizer|solver|module)"
 )
+#: As first written (tests/test_fast_paths.py holds it to this form):
+#: ``\b(?:[Oo]ur|[Tt]he\s+proposed)\s+…``; each word now opens its alternative
+#: (:func:`_opening`), so that the scan skips to those letters.
 _OUR_NAME = re.compile(
-    rf"\b(?:[Oo]ur|[Tt]he\s+proposed)\s+(?:[a-z][\w-]*\s+){{0,3}}?{_OUR_NOUNS}\s+"
+    "(?:"
+    + "|".join([*_alternatives(("Our", "our"), ""), *_alternatives(("The", "the"), r"\s+proposed")])
+    + rf")\s+(?:[a-z][\w-]*\s+){{0,3}}?{_OUR_NOUNS}\s+"
     r"(?P<name>[^\s,;:()]+)"
 )
-#: Words one of which every match of :data:`_OUR_NAME` holds.
+#: Words one of which every match of :data:`_OUR_NAME` holds (:func:`_our_name` tests
+#: them with ``in``, written out).
 _OUR_WORDS = ("our", "Our", "proposed")
 #: What every match of :data:`_APPOSITIVE` holds: a sentence without it is not searched
 #: (docs/design.md, "Fast paths in cleaning and parsing").
 _APPOSITIVE_HINT = re.compile(r"[:,—–]\s*(?:an?|the)\s")
-#: "SOLA: a Structured Operator Library for Attention" (the name, then its expansion).
+#: "SOLA: a Structured Operator Library for Attention" (the name, then its expansion). As
+#: first written, ``(?<![\w-])(?P<name>[A-Z]…``: the look behind now follows the capital it
+#: looks behind, so that the scan skips to capitals (tests/test_fast_paths.py holds the two
+#: to the same matches).
 _APPOSITIVE = re.compile(
-    r"(?<![\w-])(?P<name>[A-Z][\w^+-]{1,23})\s*(?::|,|—|–)\s*(?:an?|the)\s+"
+    r"(?P<name>[A-Z](?<![\w-][A-Z])[\w^+-]{1,23})\s*(?::|,|—|–)\s*(?:an?|the)\s+"
     r"(?P<expansion>(?:[\w-]+\s+){1,10}[\w-]+)"
 )
 #: Verbs after a name that opens a sentence: "SPEXT resolves this through …".
@@ -215,7 +230,7 @@ _SOLVING_VERBS = frozenset(
 _LEADING_NAME = re.compile(r"^(?P<name>[A-Z][\w^+-]{1,23})\s+(?P<verb>[a-z]+)\b")
 
 
-def _is_name_token(token: str, macro_names: set[str]) -> bool:
+def _is_name_token(token: str, macro_names: Collection[str]) -> bool:
     bare = token.strip("*\"'“”‘’")
     if not bare:
         return False
@@ -224,13 +239,21 @@ def _is_name_token(token: str, macro_names: set[str]) -> bool:
     return bare[0].isupper() or (bare[0].isdigit() and any(c.isupper() for c in bare))
 
 
-def _name_after(tail: str, macro_names: set[str]) -> str | None:
+def _name_after(tail: str, macro_names: Collection[str]) -> str | None:
     """The method name at the start of ``tail`` (the words after an intro verb), or None."""
     run: list[str] = []
     descriptive = False  # a lowercase word was read: only a parenthesised acronym can follow
-    tokens = list(islice(_TOKEN.finditer(tail), 41))  # 40 read, and the one after
-    for index, token in enumerate(tokens[:40]):
-        paren, punct, word = token.group("paren"), token.group("punct"), token.group("word")
+    # Up to 40 tokens are read, each with the one after it at hand; they are matched only
+    # as they are read (most tails end after a few: docs/design.md, "Fast paths in
+    # cleaning and parsing").
+    tokens = _TOKEN.finditer(tail)
+    following_token = next(tokens, None)
+    for _ in range(40):
+        token = following_token
+        if token is None:
+            break
+        following_token = next(tokens, None)
+        paren, punct, word = token.groups()  # (the groups "paren", "punct", "word")
         if paren is not None:
             content = paren.strip().strip("*")
             if _ACRONYM.match(content) and content.lower() not in _GENERIC_NAMES:
@@ -254,7 +277,7 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
             continue
         lower = word.lower()
         if run:
-            following = tokens[index + 1].group("word") if index + 1 < len(tokens) else None
+            following = following_token.group("word") if following_token is not None else None
             if lower in _CONNECTORS and following and _is_name_token(following, macro_names):
                 run.append(word)
                 continue
@@ -268,12 +291,15 @@ def _name_after(tail: str, macro_names: set[str]) -> str | None:
     return name
 
 
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s$")
+
+
 def _is_coined(token: str) -> bool:
     """Whether ``token`` looks like a coined name (SPEXT, SpatialEpiBench, SP^2ec, H2G), not
     an ordinary capitalised word (This, Our, Experiments) or a plural acronym (LLMs)."""
     if not 2 <= len(token) <= 40 or not token[0].isupper():
         return False
-    if token.lower() in _GENERIC_NAMES or re.search(r"[A-Z]{2,}s$", token):
+    if token.lower() in _GENERIC_NAMES or _PLURAL_ACRONYM.search(token):
         return False
     capitals = sum(c.isupper() for c in token)
     return capitals >= 2 or any(c.isdigit() or c in "^+-" for c in token[1:])
@@ -323,12 +349,12 @@ def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> 
             naming = _NAMING.search(head) if any(word in head for word in _NAMING_WORDS) else None
             found: str | None = None
             if naming:
-                found = _name_after(tail[naming.end() :], set(names))
+                found = _name_after(tail[naming.end() :], names)
             if not found:
                 words = tail.split()
                 while words and words[0].lower() in _LEAD_SKIP:
                     words = words[1:]
-                found = _name_after(" ".join(words), set(names))
+                found = _name_after(" ".join(words), names)
             if found:
                 resolved = _resolve_macro(found, abstract, names)
                 if resolved:
@@ -339,7 +365,8 @@ def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> 
 def _our_name(sentences: list[str]) -> str | None:
     """ "Our selection algorithm SP^2ec utilizes …", "the proposed method FooNet" → the name."""
     for sentence in sentences:
-        if not any(word in sentence for word in _OUR_WORDS):
+        # _OUR_WORDS, tested one by one: a generator's calls cost more than the scans.
+        if "our" not in sentence and "Our" not in sentence and "proposed" not in sentence:
             continue
         for match in _OUR_NAME.finditer(sentence):
             name = match.group("name").rstrip(".")
@@ -388,6 +415,8 @@ _SUBSCRIPTS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉�
 _SCRIPTABLE_SUP = frozenset("0123456789+-=()niT")
 _SCRIPTABLE_SUB = frozenset("0123456789+-=()")
 _TEX_MACRO_ARG = re.compile(r"\\[A-Za-z]+\s*\{([^{}]*)\}")
+#: A character :func:`render_tex_name` rewrites or drops; most names hold none.
+_TEX_MARK = re.compile(r"[\\^_${}]")
 _TEX_SCRIPT = re.compile(r"(?P<op>[\^_])(?:\{(?P<group>[^{}]{1,8})\}|(?P<one>[0-9A-Za-z+\-]))")
 
 
@@ -399,7 +428,7 @@ def render_tex_name(name: str) -> str:
     ``+ - = ( )``, and ``n i T`` above the line); any other script stays written as it
     was (``X^{ab}`` → X^ab). Input and output are ``str``; nothing is raised.
     """
-    if not any(c in name for c in "\\^_${}"):
+    if _TEX_MARK.search(name) is None:
         return name
     text = name.replace("$", "")
     previous = None
