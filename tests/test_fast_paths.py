@@ -350,6 +350,65 @@ def test_name_patterns_on_the_seeds() -> None:
             ], name
 
 
+#: Sentences with intro words and white space of every kind, the verbs glued or spaced.
+_HINT_TEXT = st.one_of(
+    _WORDS.map(" ".join),
+    _SPACED_WORDS,
+    st.lists(
+        st.sampled_from(
+            [
+                "we",
+                " ",
+                "\t",
+                "\n",
+                "\u00a0",
+                "\u2028",
+                "\x1c",
+                "propose",
+                "propos",
+                "solve",
+                "resolve",
+                "fill",
+                "close",
+                "x",
+                "é",
+                "\ue000",
+                "\u0378",
+            ]
+        ),
+        max_size=12,
+    ).map("".join),
+)
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(_HINT_TEXT)
+def test_intro_hint_with_a_space_is_the_hint_with_white_space(sentence: str) -> None:
+    """The ASCII-space hint decides a sentence as ``_INTRO_HINT`` does: on its own where the
+    sentence is printable or holds no other white space, with ``_INTRO_HINT`` elsewhere."""
+    plain = method_names._INTRO_HINT.search(sentence) is not None
+    assert method_names._has_intro_hint(sentence) == plain
+    spaced = " ".join(sentence.split())  # its only white space is the ASCII space
+    assert method_names._has_intro_hint(spaced, spaced=True) == (
+        method_names._INTRO_HINT.search(spaced) is not None
+    )
+
+
+@settings(max_examples=1000, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_HINT_TEXT, st.sampled_from([". ", ".\n", " ", ", ", ". A "]))))
+def test_clean_abstracts_name_as_without_clean(pieces: list[tuple[str, str]]) -> None:
+    """``find_method_name(..., clean=True)``, as :func:`clean.clean_abstract` calls it,
+    gives what the call without it gives on the same clean text."""
+    raw = "".join(text + end for text, end in pieces)
+    abstract = clean.strip_abstract_label(clean.strip_markup(raw))
+    parts = sentences.split_sentences(abstract)
+    assert method_names.find_method_name(abstract, (), parts, clean=True) == (
+        method_names.find_method_name(abstract, (), parts)
+    )
+    cleaned = clean.clean_abstract(raw)  # (no backslash: no macro names)
+    assert cleaned.method_name == method_names.find_method_name(cleaned.abstract)
+
+
 @settings(max_examples=500, derandomize=True, deadline=None)
 @given(st.text(st.sampled_from("aZ2\\^_${}()"), max_size=8))
 def test_tex_mark_is_the_characters_render_rewrites(name: str) -> None:

@@ -729,7 +729,7 @@ def clean_abstract(raw: str) -> CleanAbstract:
     return CleanAbstract(
         abstract=abstract,
         paper_id=paper_id_of(abstract, clean=True),
-        method_name=find_method_name(abstract, macro_names, sentences),
+        method_name=find_method_name(abstract, macro_names, sentences, clean=True),
         first_sentence=sentences[0] if sentences else abstract,
         code_urls=extract_urls(raw),
         word_count=count_words(abstract, clean=True),

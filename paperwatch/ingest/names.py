@@ -95,6 +95,36 @@ _INTRO_WORDS = (
 #: :data:`_INTRO`. The leading ``\s`` lets the scan skip to white space (8.5 against 19.8 µs
 #: an abstract's sentences: docs/design.md, "Fast paths in cleaning and parsing").
 _INTRO_HINT = re.compile(r"\s(?:" + "|".join(_INTRO_WORDS) + ")")
+
+
+def _by_first_letter(words: tuple[str, ...]) -> str:
+    """``words`` as an alternation grouped by first letter (``p(?:ropos|resent)|…``): at
+    each place the engine tries one alternative a letter, not one a word. Whether a text
+    holds a match is the same as with the words side by side."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in groups.items())
+
+
+#: :data:`_INTRO_HINT` with the ASCII space for ``\s``: the engine skips to a literal far
+#: faster than to a class. A printable text holds no other white space (``str.isprintable``
+#: rejects every other ``str.isspace`` character), so there the two decide alike: see
+#: :func:`_has_intro_hint`.
+_INTRO_HINT_SPACE = re.compile(" (?:" + _by_first_letter(_INTRO_WORDS) + ")")
+
+
+def _has_intro_hint(sentence: str, spaced: bool = False) -> bool:
+    """Whether :data:`_INTRO_HINT` matches in ``sentence`` (docs/design.md, "Fast paths in
+    cleaning and parsing"). ``spaced``: the sentence holds no white space but the ASCII
+    space (clean text); else only a printable sentence is decided without ``\\s``."""
+    if _INTRO_HINT_SPACE.search(sentence) is not None:
+        return True
+    if spaced or sentence.isprintable():
+        return False
+    return _INTRO_HINT.search(sentence) is not None
+
+
 #: As first written (tests/test_fast_paths.py holds it to this form):
 #: ``\b(?:called|named|dubbed|termed|coined|nicknamed)\s+``; each word now opens its
 #: alternative (:func:`_opening`).
@@ -339,9 +369,11 @@ def _initials(words: list[str]) -> str:
     return "".join(letters)
 
 
-def _intro_name(sentences: list[str], names: Collection[str], abstract: str) -> str | None:
+def _intro_name(
+    sentences: list[str], names: Collection[str], abstract: str, spaced: bool
+) -> str | None:
     for sentence in sentences:
-        if _INTRO_HINT.search(sentence) is None:
+        if not _has_intro_hint(sentence, spaced):
             continue
         for intro in _INTRO.finditer(sentence):
             tail = sentence[intro.end() : intro.end() + _TAIL_CHARS]
@@ -449,7 +481,11 @@ def render_tex_name(name: str) -> str:
 
 
 def find_method_name(
-    abstract: str, macro_names: Collection[str] | None = None, sentences: list[str] | None = None
+    abstract: str,
+    macro_names: Collection[str] | None = None,
+    sentences: list[str] | None = None,
+    *,
+    clean: bool = False,
 ) -> str | None:
     """The name an abstract introduces for its method, or None.
 
@@ -460,6 +496,10 @@ def find_method_name(
             (``\\hsco{}`` → ``{"hsco"}``); such a name is never returned as it is.
         sentences: ``split_sentences(abstract)`` when the caller has it (saves splitting
             twice).
+        clean: ``abstract`` is :func:`~paperwatch.ingest.clean.strip_markup`'s output,
+            whose only white space is single ASCII spaces: sentences are then searched
+            for intro phrases without asking whether they hold other white space (the
+            same result).
 
     Returns:
         The name with its TeX rendered (:func:`render_tex_name`: ``SP^2ec`` → SP²ec), or
@@ -472,7 +512,7 @@ def find_method_name(
     names = frozenset(macro_names or ())
     parts = split_sentences(abstract) if sentences is None else sentences
     found = (
-        _intro_name(parts, names, abstract)
+        _intro_name(parts, names, abstract, clean)
         or _our_name(parts)
         or _appositive_name(parts)
         or _leading_name(parts, abstract)
