@@ -4,7 +4,9 @@ Each speed-up of issue 14 replaced a plain form by a faster one that must return
 the same: a regex that looks behind its delimiter after reading it, a substring test that
 decides a sentence cannot match before the regex runs, sentence ends found from their
 terminators, ``str.splitlines`` for the line
-regex, single-spaced text returned as it is, a list column built from its offsets. Here
+regex, single-spaced text returned as it is, a list column built from its offsets, the
+markup pass with fewer passes and one search for its spaces, code URLs taken from it, the
+identity and word count read from the characters that are not ASCII. Here
 the plain forms are written out again and compared with the fast ones on random text
 drawn from the characters each rule turns on (derandomised: the same examples every run),
 and on every line of the seeds.
@@ -443,3 +445,188 @@ def test_string_lists_is_the_nested_constructor() -> None:
     assert fast.to_list() == lists
     assert string_lists("code_urls", []).dtype == pl.List(pl.String)
     assert string_lists("code_urls", []).len() == 0
+
+
+# --- strip_markup, the identity and the entry facts, as first written -------------------
+
+
+def _plain_macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, arg = match.group(1), match.group(2)
+        if name in clean._TEXT_MACROS:
+            return arg if arg is not None else ""
+        if name in clean._SYMBOLS:
+            return clean._SYMBOLS[name] + (arg if arg else "")
+        if names is not None:
+            names.add(name)
+        if arg:
+            return arg
+        return name if keep_unknown else ""
+
+    previous = None
+    while previous != text:
+        previous = text
+        text = clean._MACRO.sub(replace, text)
+    return text
+
+
+def _plain_math_to_text(math: str) -> str:
+    math = clean._ESCAPE.sub(lambda m: clean._ESCAPED[m.group(1)], math.replace("\\\\%", "%"))
+    math = _plain_macros_to_text(math, keep_unknown=True)
+    return clean._BRACES.sub("", math).strip()
+
+
+def _first_group(match: re.Match[str]) -> str:
+    return next(g for g in match.groups() if g is not None)
+
+
+def _plain_strip_markup(raw: str, macro_names: set[str]) -> str:
+    """:func:`clean.strip_markup` as first written: every rule's pass repeated until the
+    text stops changing, the first group found by looking through all of them, each
+    space rule run on its own."""
+    text = clean._INVISIBLE.sub("", clean.ANSI_ESCAPE.sub("", raw))
+    text = clean._HREF_MACRO.sub(lambda m: m.group(2), text)
+    text = clean._URL_MACRO.sub(lambda m: m.group(1), text)
+    text = clean._MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
+    urls: list[str] = []
+    text = clean._protect_urls(text, urls)
+    text = clean._MATH.sub(lambda m: _plain_math_to_text(_first_group(m)), text)
+    text = text.replace("\\\\%", "%")
+    text = clean._ESCAPE.sub(lambda m: clean._ESCAPED[m.group(1)], text)
+    text = _plain_macros_to_text(text, keep_unknown=True, names=macro_names)
+    text = clean._BRACES.sub("", text)
+    for pattern in (clean._STRONG, clean._EMPH_STAR, clean._EMPH_UNDERSCORE):
+        previous = None
+        while previous != text:
+            previous = text
+            text = pattern.sub(_first_group, text)
+    text = clean._CODE.sub(lambda m: m.group(1), text)
+    text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
+    text = " ".join(unicodedata.normalize("NFKC", text).split())
+    text = clean._SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    return clean._SPACE_AFTER_OPEN.sub(r"\1", text)
+
+
+#: Markup-heavy raw entries: LaTeX, Markdown, URLs, spaces before and after punctuation,
+#: white space of several kinds, hidden characters, typographic marks, CJK, Greek.
+_MARKUP_ENTRIES = st.lists(
+    st.sampled_from(
+        [
+            *"ab Z1_*$\\{}()[]`.,;%é中×α“”–\u00a0\u3000\t\n\u200b\x00\x07\ufe69",
+            "**",
+            "__",
+            "$$",
+            "\\emph{",
+            "\\textbf{x}",
+            "\\url{",
+            "\\href{http://h.io/x}{",
+            "\\foo",
+            "\\times",
+            "\\(",
+            "\\)",
+            "\\[",
+            "\\]",
+            "\\%",
+            "\\\\%",
+            "http://a.io/p",
+            "https://b.org/q_r*s)",
+            "[code](",
+            "( ",
+            " ,",
+            " )",
+            "\x1b[31m",
+            "®",
+            "1. ",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=3000, derandomize=True, deadline=None)
+@given(_MARKUP_ENTRIES)
+def test_strip_markup_is_the_plain_procedure(raw: str) -> None:
+    fast_names: set[str] = set()
+    plain_names: set[str] = set()
+    assert clean.strip_markup(raw, fast_names) == _plain_strip_markup(raw, plain_names)
+    assert fast_names == plain_names
+
+
+def test_strip_markup_is_the_plain_procedure_on_the_seeds() -> None:
+    for line in _seed_lines():
+        assert clean.strip_markup(line) == _plain_strip_markup(line, set()), line
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_MARKUP)
+def test_the_last_group_is_the_one_that_matched(text: str) -> None:
+    """The one-group-per-alternative patterns: ``lastindex`` names the group that matched."""
+    for pattern in (clean._MATH, clean._STRONG, clean._EMPH_STAR, clean._EMPH_UNDERSCORE):
+        for match in pattern.finditer(text):
+            assert clean._matched_group(match) == _first_group(match)
+
+
+def test_nfkc_keeps_printable_text_printable() -> None:
+    """Why ``strip_markup`` checks only the spaces of text that was printable: NFKC
+    decomposes every printable character into printable ones, and composes only into
+    printable ones (the two non-printable characters with a canonical decomposition,
+    U+2000 and U+2001, decompose to a single character and are never composed)."""
+    chars = [chr(code) for code in range(0x110000)]
+    assert all(unicodedata.normalize("NFKD", c).isprintable() for c in chars if c.isprintable())
+    composed = [c for c in chars if unicodedata.normalize("NFD", c) != c]
+    assert [c for c in composed if not c.isprintable()] == ["\u2000", "\u2001"]
+    assert all(unicodedata.normalize("NFC", c) != c for c in "\u2000\u2001")
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(st.text(st.sampled_from("ab  ,.;:!?%)]([\u00e9"), max_size=30))
+def test_space_to_mend_finds_what_the_space_rules_change(text: str) -> None:
+    untouched = text[:1] != " " and text[-1:] != " " and not clean._SPACE_TO_MEND.search(text)
+    mended = clean._SPACE_AFTER_OPEN.sub(
+        r"\1", clean._SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split()))
+    )
+    assert untouched == (mended == text)
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(_MARKUP_ENTRIES)
+def test_clean_abstract_urls_are_those_of_the_raw_entry(raw: str) -> None:
+    """The URLs :func:`clean.clean_abstract` takes from the markup pass are those
+    :func:`clean.extract_urls` finds in the raw entry."""
+    assert clean.clean_abstract(raw).code_urls == clean.extract_urls(raw)
+
+
+def test_clean_abstract_urls_on_the_seeds() -> None:
+    for line in _seed_lines():
+        assert clean.clean_abstract(line).code_urls == clean.extract_urls(line), line
+
+
+#: Clean text whose case folding and typographic folds differ: the backtick (an ASCII
+#: typographic mark), final sigma, sharp s and its capital, micro sign, dotted capital I.
+_IDENTITY_TEXT = st.text(st.sampled_from("aZ 1.`´'“”–—ςΣßµ\u1e9eİ×α≤é中\u0301Ω"), max_size=40).map(
+    lambda text: clean.strip_markup(text)
+)
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(_IDENTITY_TEXT)
+def test_identity_of_clean_text_is_the_plain_form(text: str) -> None:
+    plain = clean.normalise_for_id(text, clean=True)
+    assert (
+        clean.paper_id_of(text, clean=True)
+        == clean.hashlib.sha256(plain.encode("utf-8")).hexdigest()[:16]
+    )
+    assert clean.paper_id_of(text, clean=True) == clean.paper_id_of(text)
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(
+    st.one_of(_RAW_ENTRIES, _IDENTITY_TEXT, st.text(st.sampled_from("a $ {}中ア한 é"), max_size=30))
+)
+def test_entry_facts_are_their_plain_forms(text: str) -> None:
+    assert clean.text_length(text) == len(text) + len(clean._CJK_CHAR.findall(text))
+    assert clean.has_unbalanced_markup(text) == (
+        text.count("$") % 2 == 1 or text.count("{") != text.count("}")
+    )
+    words = clean._WORD.findall(text) if clean._CJK_CHAR.search(text) else text.split()
+    assert clean.count_words(text) == len(words)

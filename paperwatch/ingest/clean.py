@@ -227,6 +227,7 @@ _MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 _URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]“”‘’]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?)»’”'"
 _PLACEHOLDER = "\x00{}\x00"
+_PLACEHOLDER_AT = re.compile(r"\x00(\d+)\x00")
 _MATH = re.compile(
     r"\$\$(?P<d>.+?)\$\$"  # $$display$$
     r"|\$(?<![\\$]\$)(?=[^\s$])(?P<i>[^$]*?[^\s\\$])\$(?!\d)"  # $inline$
@@ -252,6 +253,8 @@ _STRONG = re.compile(
 _EMPH_STAR = re.compile(r"\*(?<![\w*]\*)(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
 _EMPH_UNDERSCORE = re.compile(r"_(?<![\w_]_)(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`\n]+)`")
+#: The emphasis patterns in the order they run, each with the marks it needs.
+_EMPHASIS = ((_STRONG, ("**", "__")), (_EMPH_STAR, ("*",)), (_EMPH_UNDERSCORE, ("_",)))
 
 _SPACE = re.compile(r"\s+")
 #: Format (Cf) and control (Cc) characters that carry no text: zero-width space,
@@ -266,6 +269,10 @@ _WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
 _SPACE_THEN_PUNCT = re.compile(r" [,.;:!?%)\]]")  # the same, in text with single spaces
 _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
+#: In printable text, a space that collapse_spaces, _SPACE_BEFORE_PUNCT or _SPACE_AFTER_OPEN
+#: would change (two spaces, a space before the punctuation or after the bracket); the
+#: pattern starts with the space so that the engine jumps from one space to the next.
+_SPACE_TO_MEND = re.compile(r" (?:[ ,.;:!?%)\]]|(?<=[(\[] ))")
 
 # --- Method names ----------------------------------------------------------
 
@@ -477,10 +484,34 @@ def extract_urls(raw: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def _code_urls(protected: list[str]) -> tuple[str, ...]:
+    """What :func:`extract_urls` gives for text whose URLs :func:`_strip_markup` protected
+    as written: those URLs, printable, longer than ``https://``, without duplicates."""
+    return tuple(dict.fromkeys(url for url in protected if len(url) > len("https://")))
+
+
 def _math_to_text(math: str) -> str:
-    math = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], math.replace("\\\\%", "%"))
-    math = _macros_to_text(math, keep_unknown=True)
-    return _BRACES.sub("", math).strip()
+    if "\\" in math:  # (each step only when the character it needs is there)
+        math = _ESCAPE.sub(_escaped, math.replace("\\\\%", "%"))
+        math = _macros_to_text(math, keep_unknown=True)
+    if "{" in math or "}" in math:
+        math = _BRACES.sub("", math)
+    return math.strip()
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return _ESCAPED[match.group(1)]
+
+
+def _math_match_to_text(match: re.Match[str]) -> str:
+    # Each alternative of _MATH holds one group, so the group that matched is the last
+    # one: what ``next(g for g in match.groups() if g is not None)`` finds.
+    return _math_to_text(match.group(match.lastindex or 0))
+
+
+def _matched_group(match: re.Match[str]) -> str:
+    """The one group of the alternative that matched (_STRONG, _EMPH_*, _CODE)."""
+    return match.group(match.lastindex or 0)
 
 
 def _macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None) -> str:
@@ -498,12 +529,11 @@ def _macros_to_text(text: str, keep_unknown: bool, names: set[str] | None = None
             return arg
         return name if keep_unknown else ""
 
-    if "\\" not in text:  # fast path: _MACRO needs a backslash
-        return text
-    previous = None
-    while previous != text:  # nested \textbf{\emph{x}}
-        previous = text
-        text = _MACRO.sub(replace, text)
+    # _MACRO needs a backslash: without one left, another pass would change nothing.
+    while "\\" in text:  # nested \textbf{\emph{x}}
+        text, replaced = _MACRO.subn(replace, text)
+        if not replaced:
+            break
     return text
 
 
@@ -536,7 +566,7 @@ def _protect_urls(text: str, urls: list[str]) -> str:
         urls.append(url)
         pieces += (text[end : match.start()], _PLACEHOLDER.format(len(urls) - 1))
         end = match.start() + len(url)
-    return "".join(pieces) + text[end:]
+    return "".join(pieces) + text[end:] if pieces else text
 
 
 def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
@@ -558,47 +588,64 @@ def strip_markup(raw: str, macro_names: set[str] | None = None) -> str:
     Each rule runs only when the character it needs is in the text (a backslash,
     ``$``, ``*``, ``_``, a brace, a backtick, ``://``), with the same result.
     """
-    text = raw if raw.isprintable() else _INVISIBLE.sub("", ANSI_ESCAPE.sub("", raw))
+    return _strip_markup(raw, macro_names)[0]
+
+
+def _strip_markup(raw: str, macro_names: set[str] | None) -> tuple[str, list[str] | None]:
+    """:func:`strip_markup`'s text, and the URLs it protected when it found them in ``raw``
+    as written (printable, no ``\\url``, ``\\href`` or Markdown link), else None: then they
+    are what :func:`extract_urls` finds in ``raw``, before their filter."""
+    printable = as_written = raw.isprintable()
+    text = raw if printable else _INVISIBLE.sub("", ANSI_ESCAPE.sub("", raw))
     backslash = "\\" in text
     if backslash:
-        text = _HREF_MACRO.sub(lambda m: m.group(2), text)
-        text = _URL_MACRO.sub(lambda m: m.group(1), text)
-    if "](" in text:
+        text, hrefs = _HREF_MACRO.subn(_link_text, text)
+        text, bare = _URL_MACRO.subn(_matched_group, text)
+        as_written = as_written and not hrefs and not bare
+    # (A test for one character, which finds it with memchr, before a longer substring's.)
+    if "]" in text and "](" in text:
+        as_written = False
         text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
     urls: list[str] = []
-    if "://" in text:
-        text = _protect_urls(text, urls)
+    text = _protect_urls(text, urls)  # (it looks for "://" first)
     if "$" in text or backslash:
-        text = _MATH.sub(
-            lambda m: _math_to_text(next(g for g in m.groups() if g is not None)), text
-        )
+        text = _MATH.sub(_math_match_to_text, text)
     if "\\" in text:
-        text = text.replace("\\\\%", "%")
-        text = _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], text)
+        if "%" in text:
+            text = text.replace("\\\\%", "%")
+        text = _ESCAPE.sub(_escaped, text)
         text = _macros_to_text(text, keep_unknown=True, names=macro_names)
     if "{" in text or "}" in text:
         text = _BRACES.sub("", text)
-    for pattern, marks in (
-        (_STRONG, ("**", "__")),
-        (_EMPH_STAR, ("*",)),
-        (_EMPH_UNDERSCORE, ("_",)),
-    ):
-        if not any(mark in text for mark in marks):
-            continue
-        previous = None
-        while previous != text:
-            previous = text
-            text = pattern.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+    for pattern, marks in _EMPHASIS:
+        # Each pass replaces a match by less text: a pass that replaced nothing, or text
+        # left without the marks, ends the repetition (another pass would change nothing).
+        while any(mark[0] in text and mark in text for mark in marks):
+            text, replaced = pattern.subn(_matched_group, text)
+            if not replaced:
+                break
     if "`" in text:
-        text = _CODE.sub(lambda m: m.group(1), text)
+        text = _CODE.sub(_matched_group, text)
     if urls or "\x00" in text:
-        text = re.sub(r"\x00(\d+)\x00", lambda m: urls[int(m.group(1))], text)
-    text = collapse_spaces(unicodedata.normalize("NFKC", text))
+        text = _PLACEHOLDER_AT.sub(lambda m: urls[int(m.group(1))], text)
+        printable = printable and "\x00" not in text
+    text = unicodedata.normalize("NFKC", text)
+    # Printable text stays printable through every rule (each puts back part of the text
+    # or printable characters; the placeholders are all put back) and through NFKC
+    # (tests/test_fast_paths.py checks every character), so its only white space is
+    # U+0020: one search tells whether any of the three steps below would change it.
+    if printable and text[:1] != " " and text[-1:] != " " and not _SPACE_TO_MEND.search(text):
+        return text, (urls if as_written else None)
+    text = collapse_spaces(text)
     if _SPACE_THEN_PUNCT.search(text):  # (one search rather than nine ``in`` scans)
         text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     if "( " in text or "[ " in text:
         text = _SPACE_AFTER_OPEN.sub(r"\1", text)
-    return text
+    return text, (urls if as_written else None)
+
+
+def _link_text(match: re.Match[str]) -> str:
+    return match.group(2)
 
 
 #: Typographic quotes, apostrophes and dashes, and the ASCII character each stands for in
@@ -614,6 +661,7 @@ _TYPOGRAPHIC = frozenset(chr(code) for code in TYPOGRAPHIC_FOLDS)
 # A regex visits only the characters to fold; same result as str.translate with
 # TYPOGRAPHIC_FOLDS (docs/design.md, "Fast paths in cleaning and parsing").
 _TYPOGRAPHIC_CHAR = re.compile("[" + re.escape("".join(sorted(_TYPOGRAPHIC))) + "]")
+_ASCII_TYPOGRAPHIC = "".join(sorted(char for char in _TYPOGRAPHIC if char.isascii()))  # "`"
 
 
 def _fold_typographic(match: re.Match[str]) -> str:
@@ -640,14 +688,44 @@ def paper_id_of(abstract: str, *, clean: bool = False) -> str:
     64 bits keep the expected number of collisions below 1e-6 up to ~6 million papers
     (birthday bound n²/2⁶⁵).
     """
+    if clean and not abstract.isascii():
+        return _clean_paper_id(abstract, _ASCII_RUN.sub("", abstract))
     normal = normalise_for_id(abstract, clean=clean)
     return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:16]
+
+
+def _clean_paper_id(abstract: str, others: str) -> str:
+    """``paper_id_of(abstract, clean=True)`` of a clean abstract that is not ASCII, given
+    ``others``, its characters that are not ASCII (``_ASCII_RUN.sub("", abstract)``).
+
+    The typographic folds run only when the text holds one (``others`` does, or the text
+    holds the ASCII one, the backtick). Case folding maps character by character, so when
+    it leaves the other characters as they are it changes only the ASCII capitals, which
+    ``bytes.lower`` lowers in the UTF-8 (whose multi-byte sequences hold no ASCII byte):
+    no pass over every character through Python's case tables (docs/design.md, "Fast
+    paths in cleaning and parsing")."""
+    if _TYPOGRAPHIC_CHAR.search(others) or any(c in abstract for c in _ASCII_TYPOGRAPHIC):
+        abstract = _TYPOGRAPHIC_CHAR.sub(_fold_typographic, abstract)
+        others = _TYPOGRAPHIC_CHAR.sub("", others)  # (folded to ASCII)
+    if others.casefold() == others:
+        data = abstract.encode("utf-8").lower()
+    else:
+        data = abstract.casefold().encode("utf-8")
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def count_words(text: str, *, clean: bool = False) -> int:
     """Whitespace-separated words, each CJK character counting as one word; ``clean=True``
     when ``text`` is :func:`strip_markup`'s output (single spaces: not checked again)."""
-    if text.isascii() or _CJK_CHAR.search(text) is None:  # no CJK: plain split
+    if text.isascii():
+        return _count_words(text, None, clean)
+    return _count_words(text, _ASCII_RUN.sub("", text), clean)
+
+
+def _count_words(text: str, others: str | None, clean: bool) -> int:
+    """:func:`count_words`, given ``others``, the characters of ``text`` that are not ASCII
+    (None for ASCII text): CJK characters are among them, fewer places to look."""
+    if others is None or _CJK_CHAR.search(others) is None:  # no CJK: plain split
         if clean or _single_spaced(text):  # (counting spaces allocates no words)
             return text.count(" ") + 1 if text else 0
         return len(text.split())
@@ -661,7 +739,9 @@ def text_length(text: str) -> int:
     English sentence, not shorter than the 80 characters an abstract needs."""
     if text.isascii():
         return len(text)
-    return len(text) + len(_CJK_CHAR.findall(text))
+    # CJK characters are not ASCII: they are counted among the rest, once the ASCII runs
+    # are deleted (docs/design.md, "Fast paths in cleaning and parsing").
+    return len(text) + len(_CJK_CHAR.findall(_ASCII_RUN.sub("", text)))
 
 
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
@@ -671,6 +751,8 @@ _ASCII_LETTERS = string.ascii_letters.encode("ascii")
 
 def has_unbalanced_markup(abstract: str) -> bool:
     """True when clean text still has an odd number of ``$`` or unbalanced braces."""
+    if "$" not in abstract and "{" not in abstract and "}" not in abstract:
+        return False  # (three substring tests cost less than three counts: the usual case)
     return abstract.count("$") % 2 == 1 or abstract.count("{") != abstract.count("}")
 
 
@@ -722,17 +804,31 @@ def clean_abstract(raw: str) -> CleanAbstract:
     count are read from the result.
     """
     macro_names: set[str] = set()
-    listed_number, text = split_listed_number(raw)
-    text, damage = repair_ligatures(text)
-    abstract = strip_abstract_label(strip_markup(text, macro_names))
+    listed_number, body = split_listed_number(raw)
+    text, damage = repair_ligatures(body)
+    stripped, protected = _strip_markup(text, macro_names)
+    abstract = strip_abstract_label(stripped)
     sentences = split_sentences(abstract)
+    # The URLs found in the body as written are those extract_urls finds in ``raw``: a list
+    # number holds no letter, ":" or "/" and ends in white space, "、", "．" or a circled
+    # number, so no match of _URL, nor a "](" before one, reaches into it.
+    if protected is not None and text is body:
+        code_urls = _code_urls(protected)
+    else:
+        code_urls = extract_urls(raw)
+    # The identity and the word count both look at the characters that are not ASCII.
+    others = None if abstract.isascii() else _ASCII_RUN.sub("", abstract)
     return CleanAbstract(
         abstract=abstract,
-        paper_id=paper_id_of(abstract, clean=True),
+        paper_id=(
+            paper_id_of(abstract, clean=True)
+            if others is None
+            else _clean_paper_id(abstract, others)
+        ),
         method_name=find_method_name(abstract, macro_names, sentences, clean=True),
         first_sentence=sentences[0] if sentences else abstract,
-        code_urls=extract_urls(raw),
-        word_count=count_words(abstract, clean=True),
+        code_urls=code_urls,
+        word_count=_count_words(abstract, others, clean=True),
         listed_number=listed_number,
         ligature_damage=damage,
     )
