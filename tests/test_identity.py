@@ -16,9 +16,9 @@ from paperwatch.ingest import clean
 from paperwatch.ingest.clean import (
     clean_abstract,
     paper_id_of,
-    repair_ligatures,
     split_listed_number,
 )
+from paperwatch.ingest.ligatures import repair_ligatures
 from paperwatch.ingest.parse import is_blank, parse_listing
 
 CASES = Path(__file__).parent / "data" / "input-robustness"

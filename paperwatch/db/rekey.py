@@ -21,17 +21,17 @@ import polars as pl
 
 from paperwatch.ingest.clean import (
     FONT_SWITCHES,
-    LIGATURE_DAMAGE,
     TYPOGRAPHIC_FOLDS,
     CleanAbstract,
     clean_abstract,
 )
+from paperwatch.ingest.ligatures import LIGATURE_DAMAGE
 
 log = logging.getLogger(__name__)
 
 #: RE2 pattern (DuckDB ``regexp_matches``) of the raw entries the v2 identity rules may
 #: change: a character of :data:`~paperwatch.ingest.clean.TYPOGRAPHIC_FOLDS` or
-#: :data:`~paperwatch.ingest.clean.LIGATURE_DAMAGE`, a leading digit, ``[``, ``(`` or ``#`` (a
+#: :data:`~paperwatch.ingest.ligatures.LIGATURE_DAMAGE`, a leading digit, ``[``, ``(`` or ``#`` (a
 #: list number), or a leading "Abstract"/"摘要" (a label: clean.strip_abstract_label).
 CANDIDATE_PATTERN = (
     "["

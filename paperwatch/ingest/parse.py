@@ -642,7 +642,7 @@ def _common_words_only(words: list[str]) -> bool:
     :data:`_COMMON_WORD_ZIPF` frequent (wordfreq): a phrase, not a person's name."""
     from wordfreq import zipf_frequency
 
-    from paperwatch.ingest.clean import _known_words
+    from paperwatch.ingest.ligatures import _known_words
 
     checker = _known_words()
     return all(
