@@ -127,6 +127,15 @@ def test_clean_abstract_identity_and_count_skip_no_step(raw: str) -> None:
     assert cleaned.word_count == clean.count_words(cleaned.abstract)
 
 
+def _same_matches(module: object, plain: dict[str, re.Pattern[str]], text: str) -> None:
+    """Each pattern ``module.<name>`` finds the spans and groups ``plain[name]`` finds."""
+    for name, written in plain.items():
+        fast: re.Pattern[str] = getattr(module, name)
+        assert [m.span() + m.groups() for m in fast.finditer(text)] == [
+            m.span() + m.groups() for m in written.finditer(text)
+        ], name
+
+
 def _seed_lines() -> list[str]:
     lines: list[str] = []
     for path in sorted(SEEDS.glob("*")):
@@ -138,11 +147,7 @@ def _seed_lines() -> list[str]:
 @settings(max_examples=1500, derandomize=True, deadline=None)
 @given(_MARKUP)
 def test_rewritten_markup_patterns_match_as_written(text: str) -> None:
-    for name, plain in PLAIN.items():
-        fast: re.Pattern[str] = getattr(clean, name)
-        assert [m.span() + m.groups() for m in fast.finditer(text)] == [
-            m.span() + m.groups() for m in plain.finditer(text)
-        ], name
+    _same_matches(clean, PLAIN, text)
 
 
 def test_rewritten_markup_patterns_on_the_seeds() -> None:
@@ -336,20 +341,12 @@ _NAME_PATTERN_TEXT = st.one_of(
 @settings(max_examples=2000, derandomize=True, deadline=None)
 @given(_NAME_PATTERN_TEXT)
 def test_name_patterns_match_as_first_written(text: str) -> None:
-    for name, plain in _PLAIN_NAME_PATTERNS.items():
-        fast: re.Pattern[str] = getattr(method_names, name)
-        assert [m.span() + m.groups() for m in fast.finditer(text)] == [
-            m.span() + m.groups() for m in plain.finditer(text)
-        ], name
+    _same_matches(method_names, _PLAIN_NAME_PATTERNS, text)
 
 
 def test_name_patterns_on_the_seeds() -> None:
     for line in _seed_lines():
-        for name, plain in _PLAIN_NAME_PATTERNS.items():
-            fast: re.Pattern[str] = getattr(method_names, name)
-            assert [m.span() + m.groups() for m in fast.finditer(line)] == [
-                m.span() + m.groups() for m in plain.finditer(line)
-            ], name
+        _same_matches(method_names, _PLAIN_NAME_PATTERNS, line)
 
 
 #: Sentences with intro words and white space of every kind, the verbs glued or spaced.
